@@ -1,0 +1,37 @@
+# kradar_plugin: every target builds what it needs on a fresh machine.
+PY        ?= python3
+VENV      ?= .venv
+LIGHT     ?= .venv-light
+GPUS      ?= 2
+CORE_TESTS = tests/ops tests/evaluation tests/doctor tests/test_py37_syntax.py tests/test_import_light.py
+
+.PHONY: env env-light demo test test-full test-light bench doctor clean
+
+env:
+	@PYTHON=$(PY) tools/setup_env.sh full $(VENV)
+
+env-light:
+	@PYTHON=$(PY) tools/setup_env.sh light $(LIGHT)
+
+## The main job: eval-only launch of the demo on CPU with 2 gloo processes; prints the K-Radar AP table.
+demo: env
+	@PATH=$(CURDIR)/$(VENV)/bin:$$PATH tools/dist_train.sh configs/kradar/demo_eval_only.py $(GPUS) --eval-only
+
+## The whole suite: full stack (torch + mmcv-full + mmdet) and the core again on numpy 2.x.
+test: test-full test-light
+
+test-full: env
+	$(VENV)/bin/python -m pytest -q tests
+
+test-light: env-light
+	$(LIGHT)/bin/python -m pytest -q $(CORE_TESTS)
+
+bench: env
+	$(VENV)/bin/python benchmarks/bench_rotate_iou.py
+	$(VENV)/bin/python benchmarks/bench_kradar_eval.py
+
+doctor: env
+	$(VENV)/bin/kradar-doctor
+
+clean:
+	rm -rf $(VENV) $(LIGHT) work_dirs data/demo

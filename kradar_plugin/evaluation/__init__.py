@@ -1,0 +1,1 @@
+"""kradar_plugin.evaluation."""

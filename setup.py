@@ -1,0 +1,28 @@
+"""kradar_plugin: eval-only launches, a crash-proof rotated IoU, a fixed K-Radar evaluator and an
+environment doctor for mmcv/mmdet/mmdet3d projects on the K-Radar 4D-radar dataset."""
+import os
+
+from setuptools import find_packages, setup
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def read_requirements(name):
+    with open(os.path.join(HERE, 'requirements', name)) as f:
+        return [l.split('#')[0].strip() for l in f if l.split('#')[0].strip()]
+
+
+setup(
+    name='kradar_plugin',
+    version='0.1.0',
+    description=__doc__,
+    packages=find_packages(include=['kradar_plugin', 'kradar_plugin.*']),
+    python_requires='>=3.7',
+    install_requires=read_requirements('runtime.txt'),
+    extras_require={'tests': read_requirements('tests.txt'), 'numba': ['numba>=0.48']},
+    entry_points={'console_scripts': [
+        'kradar-eval=kradar_plugin.evaluation.cli:main',
+        'kradar-doctor=kradar_plugin.doctor.cli:main',
+    ]},
+    zip_safe=False,
+)

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Build (or refresh) a virtual environment for kradar_plugin.
+#   tools/setup_env.sh full  [.venv]        torch 2.0.1 + mmcv-full 1.7.2 (CPU ops) + mmdet 2.28.2 + numba
+#   tools/setup_env.sh light [.venv-light]  newest numpy 2.x + numba, no torch/mmcv (core tests)
+# Idempotent: a stamp keyed by the requirement files makes a second run take seconds.
+# mmcv-full is compiled once (13-18 min on 2 cores) and the wheel kept in a cache keyed by the torch
+# version and Python tag, so a later torch pin can never load an ABI-mismatched mmcv._ext.
+set -euo pipefail
+kind=${1:-full}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+case "$kind" in
+  full)  venv=${2:-.venv};       reqs="requirements/stack.txt requirements/mmcv.txt requirements/tests.txt requirements/runtime.txt setup.py" ;;
+  light) venv=${2:-.venv-light}; reqs="requirements/light.txt requirements/tests.txt requirements/runtime.txt setup.py" ;;
+  *) echo "usage: $0 full|light [VENV]" >&2; exit 2 ;;
+esac
+PY=${PYTHON:-python3}
+key=$(cat $reqs tools/setup_env.sh | sha256sum | cut -c1-16)
+stamp="$venv/.kradar-env-$kind-$key"
+if [ -f "$stamp" ]; then
+  echo "[env] $venv is up to date ($kind)"; exit 0
+fi
+[ -x "$venv/bin/python" ] || "$PY" -m venv "$venv"
+pip="$venv/bin/python -m pip"
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+$pip install -q --upgrade "pip<25"
+if [ "$kind" = light ]; then
+  $pip install -q --upgrade -r requirements/light.txt -r requirements/tests.txt
+  $pip install -q --no-deps -e .
+  rm -f "$venv"/.kradar-env-light-*; touch "$stamp"
+  echo "[env] $venv ready (light): $("$venv/bin/python" -c 'import numpy, numba; print("numpy", numpy.__version__, "numba", numba.__version__)')"
+  exit 0
+fi
+$pip install -q -r requirements/stack.txt -r requirements/tests.txt
+torch_ver=$("$venv/bin/python" -c 'import torch; print(torch.__version__)')
+py_tag=$("$venv/bin/python" -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
+cache=${KRADAR_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kradar_plugin/wheels}/torch-$torch_ver-$py_tag
+mmcv_spec=$(grep -E '^mmcv-full' requirements/mmcv.txt)
+mmcv_ver=${mmcv_spec#*==}
+if ! "$venv/bin/python" -c "import mmcv, mmcv._ext, sys; sys.exit(mmcv.__version__ != '$mmcv_ver')" 2>/dev/null; then
+  whl=$(ls "$cache"/mmcv_full-"$mmcv_ver"-*.whl 2>/dev/null | head -n1 || true)
+  if [ -z "$whl" ]; then
+    echo "[env] compiling $mmcv_spec with CPU ops against torch $torch_ver (13-18 min on 2 cores, once)"
+    mkdir -p "$cache"
+    MMCV_WITH_OPS=1 FORCE_CUDA=0 MAX_JOBS=${MAX_JOBS:-$(nproc)} \
+      $pip wheel --no-deps --no-build-isolation --no-binary mmcv-full -w "$cache" "$mmcv_spec"
+    whl=$(ls "$cache"/mmcv_full-"$mmcv_ver"-*.whl | head -n1)
+  fi
+  $pip install -q --no-deps --force-reinstall "$whl"
+fi
+$pip install -q "$(grep -E '^mmdet' requirements/mmcv.txt)"
+$pip install -q --no-deps --no-build-isolation -e .
+"$venv/bin/python" - <<'PY'
+import numpy, torch, torchvision, mmcv, mmcv._ext, mmdet, numba
+print('[env] ready: torch', torch.__version__, 'torchvision', torchvision.__version__, 'numpy', numpy.__version__,
+      'numba', numba.__version__, 'mmcv-full', mmcv.__version__, 'mmdet', mmdet.__version__)
+assert numpy.__version__.startswith('1.'), 'numpy was upgraded to %s' % numpy.__version__
+PY
+rm -f "$venv"/.kradar-env-full-*; touch "$stamp"
