@@ -15,6 +15,7 @@ env-light:
 
 ## The main job: eval-only launch of the demo on CPU with 2 gloo processes; prints the K-Radar AP table.
 demo: env
+	@$(VENV)/bin/python tools/create_demo_data.py --out data/demo
 	@PATH=$(CURDIR)/$(VENV)/bin:$$PATH tools/dist_train.sh configs/kradar/demo_eval_only.py $(GPUS) --eval-only
 
 ## The whole suite: full stack (torch + mmcv-full + mmdet) and the core again on numpy 2.x.

@@ -15,6 +15,7 @@ ADAPTERS = (
     ('kradar_plugin.compat.mmdet3d_alias', 'mmdet3d'),
     ('kradar_plugin.runner', 'mmcv'),
     ('kradar_plugin.datasets.kradar_dataset', 'mmdet'),
+    ('kradar_plugin.models', 'mmdet'),
 )
 
 

@@ -1,0 +1,1 @@
+"""kradar_plugin.models: tiny demo detectors (mmdet registry)."""
