@@ -1,0 +1,29 @@
+"""numba-CPU backend: ``clamp_kernel`` compiled with ``njit``, parallel over the rows of ``boxes``.
+
+Importing this module imports numba; ``kradar_plugin.ops`` does so only when this backend is chosen.
+``cache=True`` keeps the machine code on disk, so a new process does not recompile.
+"""
+import numba
+import numpy as np
+
+from .boxes import corner_offsets
+from .clamp_kernel import make_pair_intersection
+
+_pair = make_pair_intersection(numba.njit(cache=True))
+
+
+@numba.njit(cache=True, parallel=True)
+def _intersections(boxes, off_a, query_boxes, cos_b, sin_b, out):
+    for a in numba.prange(boxes.shape[0]):
+        for b in range(query_boxes.shape[0]):
+            out[a, b] = _pair(boxes[a, 0] - query_boxes[b, 0], boxes[a, 1] - query_boxes[b, 1], off_a[a],
+                              cos_b[b], sin_b[b], 0.5 * query_boxes[b, 2], 0.5 * query_boxes[b, 3])
+
+
+def intersection_areas(boxes, query_boxes):
+    """(N, K) float64 intersection areas; same contract as backend_numpy.intersection_areas."""
+    out = np.zeros((len(boxes), len(query_boxes)), dtype=np.float64)
+    if out.size:
+        _intersections(boxes, np.ascontiguousarray(corner_offsets(boxes)), query_boxes,
+                       np.cos(query_boxes[:, 4]), np.sin(query_boxes[:, 4]), out)
+    return out
