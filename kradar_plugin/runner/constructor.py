@@ -1,0 +1,68 @@
+"""``EvalOnlyRunnerConstructor`` (mmcv ``RUNNER_BUILDERS``): builds the configured runner and registers
+``EvalOnlyHook``, so that eval-only is one command-line option away with an unmodified train script:
+
+    --cfg-options runner.constructor=EvalOnlyRunnerConstructor [runner.eval_mode=first] [runner.eval_samples=50]
+
+Its own keys are removed from the runner config before the runner is built: ``eval_mode`` ('only' by
+default, 'first', 'off'), ``eval_samples`` and ``base_constructor`` (the constructor that builds the runner,
+mmcv's default unless the config named another). ``KRADAR_EVAL_ONLY``/``KRADAR_EVAL_FIRST``/
+``KRADAR_EVAL_SAMPLES`` override them (``eval_mode``).
+"""
+from mmcv.runner import RUNNER_BUILDERS
+from mmcv.runner.default_constructor import DefaultRunnerConstructor
+
+from . import eval_mode
+from .eval_only_hook import EvalOnlyHook
+
+OWN_KEYS = ('eval_mode', 'eval_samples', 'base_constructor')
+
+
+@RUNNER_BUILDERS.register_module()
+class EvalOnlyRunnerConstructor(object):
+    """Runner constructor that adds ``EvalOnlyHook`` (priority LOWEST) to the runner it builds."""
+
+    default_mode = 'only'
+
+    def __init__(self, runner_cfg, default_args=None):
+        if not isinstance(runner_cfg, dict):
+            raise TypeError('runner_cfg should be a dict, got {}'.format(type(runner_cfg)))
+        runner_cfg = dict(runner_cfg)
+        mode = runner_cfg.pop('eval_mode', self.default_mode)
+        samples = runner_cfg.pop('eval_samples', None)
+        self.base_constructor = runner_cfg.pop('base_constructor', 'DefaultRunnerConstructor')
+        self.mode, self.eval_samples = eval_mode.resolve(mode, samples)
+        self.runner_cfg = runner_cfg
+        self.default_args = default_args
+
+    def _build_runner(self):
+        if self.base_constructor in ('DefaultRunnerConstructor', DefaultRunnerConstructor):
+            base = DefaultRunnerConstructor(self.runner_cfg, self.default_args)
+        else:
+            base = RUNNER_BUILDERS.build(dict(type=self.base_constructor, runner_cfg=self.runner_cfg,
+                                              default_args=self.default_args))
+        return base()
+
+    def __call__(self):
+        runner = self._build_runner()
+        runner.register_hook(EvalOnlyHook(self.mode, self.eval_samples), priority='LOWEST')
+        if self.mode != 'off' or self.eval_samples is not None:
+            runner.logger.info('kradar_plugin: eval_mode=%s, eval_samples=%s', self.mode,
+                               self.eval_samples if self.eval_samples is not None else 'all')
+        return runner
+
+
+class EnvSwitchRunnerConstructor(EvalOnlyRunnerConstructor):
+    """Stands in for mmcv's ``DefaultRunnerConstructor`` when a ``KRADAR_EVAL_*`` variable is set at
+    import time: a config with only the ``custom_imports`` line then obeys the environment."""
+
+    default_mode = 'off'
+
+
+def install_env_switch(environ=None):
+    """Register ``EnvSwitchRunnerConstructor`` under the default constructor's name if the environment
+    asks for a switch. Returns True if it did."""
+    if not eval_mode.env_requests_switch(environ):
+        return False
+    RUNNER_BUILDERS.register_module(name='DefaultRunnerConstructor', force=True,
+                                    module=EnvSwitchRunnerConstructor)
+    return True

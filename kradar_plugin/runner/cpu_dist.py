@@ -1,0 +1,201 @@
+"""Multi-process (gloo) runs on machines without CUDA, for mmcv-full 1.x / mmdet 2.x.
+
+Out of the box these frameworks cannot run distributed on CPU:
+- mmcv ``init_dist('pytorch')`` calls ``torch.cuda.set_device(rank % torch.cuda.device_count())``
+  (ZeroDivisionError with no GPU);
+- mmdet ``build_ddp`` asserts a cuda/mlu/npu device;
+- mmcv ``MMDistributedDataParallel`` without ``device_ids`` passes ``DataContainer``s to the model
+  unscattered;
+- ``collect_results_cpu(..., tmpdir=None)`` broadcasts the temporary directory through a CUDA tensor
+  (mmdet's ``collect_results_gpu`` is CUDA-only too).
+
+``install_cpu_support()`` replaces exactly these entry points, and only when ``torch.cuda.is_available()``
+is False, so a GPU run keeps the standard code path. ``install_timeout_support()`` (always) converts a
+numeric ``dist_params.timeout`` (seconds) into the ``timedelta`` torch requires; it touches nothing else.
+"""
+import functools
+import importlib
+import os
+import sys
+import tempfile
+import warnings
+
+_INSTALLED = {'cpu': False, 'timeout': False}
+
+
+def _modules(names):
+    """The named modules that are importable (already imported or importable now)."""
+    found = []
+    for name in names:
+        try:
+            found.append(importlib.import_module(name))
+        except ImportError:
+            continue
+    return found
+
+
+def _replace(modules, attr, make_replacement):
+    """Replace ``attr`` in every module that has it by ``make_replacement(original)`` (once per original)."""
+    done = {}
+    for mod in modules:
+        original = getattr(mod, attr, None)
+        if original is None or getattr(original, '_kradar_patched', False):
+            continue
+        key = id(original)
+        if key not in done:
+            new = make_replacement(original)
+            new._kradar_patched = True
+            new.__wrapped__ = original
+            done[key] = new
+        setattr(mod, attr, done[key])
+
+
+# --------------------------------------------------------------------------------------- timeout
+def install_timeout_support():
+    """Let ``dist_params=dict(timeout=<seconds>)`` reach init_process_group as a timedelta."""
+    if _INSTALLED['timeout']:
+        return
+    from .dist_params import normalize_dist_params
+    mods = _modules(['mmcv.runner.dist_utils'])
+
+    def wrap(original):
+        @functools.wraps(original)
+        def init_with_timeout(*args, **kwargs):
+            return original(*args, **normalize_dist_params(kwargs))
+        return init_with_timeout
+
+    _replace(mods, '_init_dist_pytorch', wrap)
+    _replace(mods, '_init_dist_mpi', wrap)
+    _INSTALLED['timeout'] = True
+
+
+# --------------------------------------------------------------------------------------- init_dist
+def _init_dist_pytorch_cpu(backend='gloo', **kwargs):
+    """CPU replacement for mmcv's ``_init_dist_pytorch``: no ``torch.cuda.set_device``; gloo backend."""
+    import torch.distributed as dist
+    from .dist_params import normalize_dist_params
+    if backend != 'gloo':
+        warnings.warn('kradar_plugin: no CUDA device, using the gloo backend instead of {!r} for this '
+                      'CPU run'.format(backend))
+        backend = 'gloo'
+    dist.init_process_group(backend=backend, **normalize_dist_params(kwargs))
+
+
+# --------------------------------------------------------------------------------------- DDP
+_CPU_DDP = []
+
+
+def cpu_ddp_class():
+    """``MMDistributedDataParallel`` that scatters ``DataContainer``s to the CPU (device -1) itself."""
+    if _CPU_DDP:
+        return _CPU_DDP[0]
+    from mmcv.parallel import MMDistributedDataParallel
+
+    class CPUDistributedDataParallel(MMDistributedDataParallel):
+        """DDP over gloo on CPU; unwraps DataContainers like MMDataParallel does on CPU."""
+
+        def _unwrap(self, inputs, kwargs):
+            inputs, kwargs = self.scatter(inputs, kwargs, [-1])
+            return inputs[0], kwargs[0]
+
+        def forward(self, *inputs, **kwargs):
+            inputs, kwargs = self._unwrap(inputs, kwargs)
+            return super(CPUDistributedDataParallel, self).forward(*inputs, **kwargs)
+
+        def train_step(self, *inputs, **kwargs):
+            inputs, kwargs = self._unwrap(inputs, kwargs)
+            return super(CPUDistributedDataParallel, self).train_step(*inputs, **kwargs)
+
+        def val_step(self, *inputs, **kwargs):
+            inputs, kwargs = self._unwrap(inputs, kwargs)
+            return super(CPUDistributedDataParallel, self).val_step(*inputs, **kwargs)
+
+    _CPU_DDP.append(CPUDistributedDataParallel)
+    return CPUDistributedDataParallel
+
+
+def build_ddp_cpu(model, device='cpu', *args, **kwargs):
+    """CPU ``build_ddp``: the model stays on the CPU, DDP without device ids."""
+    kwargs.pop('device_ids', None)
+    kwargs.pop('output_device', None)
+    return cpu_ddp_class()(model.cpu(), *args, **kwargs)
+
+
+# --------------------------------------------------------------------------------------- collection
+def _shared_tmpdir():
+    """A temporary directory created on rank 0 and broadcast to every rank through gloo."""
+    import torch.distributed as dist
+    holder = [None]
+    if dist.get_rank() == 0:
+        os.makedirs('.dist_test', exist_ok=True)
+        holder[0] = tempfile.mkdtemp(dir='.dist_test')
+    dist.broadcast_object_list(holder, src=0)
+    return holder[0]
+
+
+def _wrap_collect_cpu(original):
+    @functools.wraps(original)
+    def collect_results_cpu(result_part, size, tmpdir=None):
+        if tmpdir is None:
+            tmpdir = _shared_tmpdir()
+        return original(result_part, size, tmpdir)
+    return collect_results_cpu
+
+
+def _wrap_collect_gpu(module):
+    def make(original):
+        @functools.wraps(original)
+        def collect_results_gpu(result_part, size):
+            _warn_once('gpu_collect=True has no GPU to use; collecting results through a shared '
+                       'temporary directory instead')
+            return module.collect_results_cpu(result_part, size, None)
+        return collect_results_gpu
+    return make
+
+
+_WARNED = set()
+
+
+def _warn_once(message):
+    if message not in _WARNED:
+        _WARNED.add(message)
+        warnings.warn('kradar_plugin: ' + message)
+
+
+# --------------------------------------------------------------------------------------- install
+def install_cpu_support(force=False):
+    """Install the CPU replacements when there is no CUDA device (or ``force``). Returns True if done."""
+    import torch
+    if _INSTALLED['cpu']:
+        return True
+    if torch.cuda.is_available() and not force:
+        return False
+    install_timeout_support()
+    for mod in _modules(['mmcv.runner.dist_utils']):
+        if not getattr(mod._init_dist_pytorch, '_kradar_cpu', False):
+            _init_dist_pytorch_cpu._kradar_cpu = True
+            mod._init_dist_pytorch = _init_dist_pytorch_cpu
+
+    def make_build_ddp(original):
+        @functools.wraps(original)
+        def build_ddp(model, device='cuda', *args, **kwargs):
+            if device in ('cpu', 'cuda'):
+                return build_ddp_cpu(model, 'cpu', *args, **kwargs)
+            return original(model, device, *args, **kwargs)
+        return build_ddp
+
+    # Every namespace that bound mmdet's build_ddp by name at import time.
+    _replace(_modules(['mmdet.utils.util_distribution', 'mmdet.utils', 'mmdet.apis.train']),
+             'build_ddp', make_build_ddp)
+    for name in ('mmcv.engine.test', 'mmcv.engine', 'mmdet.apis.test'):
+        mods = _modules([name])
+        _replace(mods, 'collect_results_cpu', _wrap_collect_cpu)
+    for name in ('mmcv.engine.test', 'mmdet.apis.test'):
+        for mod in _modules([name]):
+            _replace([mod], 'collect_results_gpu', _wrap_collect_gpu(mod))
+    _INSTALLED['cpu'] = True
+    return True
+
+
+def cpu_support_installed():
+    return _INSTALLED['cpu'] and 'torch' in sys.modules

@@ -1,0 +1,121 @@
+"""Guards around an mmcv ``EvalHook``/``DistEvalHook``: exact collection, nothing lost, fail fast.
+
+- before the first evaluation every rank shares its sampler indices and the job refuses a sampler whose
+  collected order would not be exactly ``0 .. len(dataset) - 1`` (see ``collection_check``);
+- after collection rank 0 checks that exactly ``len(dataset)`` predictions came back, pickles them under
+  ``work_dir/eval_results/`` and only then calls ``dataset.evaluate``; if that raises, the message names
+  the pickle and the ``kradar-eval`` command that re-runs the evaluation offline;
+- any exception in inference, collection or evaluate on any rank of a multi-process job prints that
+  rank's traceback tagged with its rank and ends the process at once (``failfast``), so its peers are not
+  left in a collective: the launcher sees the failure and stops the job.
+"""
+import os
+import os.path as osp
+import pickle
+import sys
+
+from .collection_check import check_rank_indices, check_result_count
+from .failfast import report_and_exit
+
+RESULTS_DIR = 'eval_results'
+
+
+def _dist_info():
+    try:
+        import torch.distributed as dist
+        if dist.is_available() and dist.is_initialized():
+            return dist.get_rank(), dist.get_world_size()
+    except ImportError:
+        pass
+    return 0, 1
+
+
+def loader_indices(loader):
+    """The dataset indices this rank's validation loader will visit, in order."""
+    sampler = getattr(loader, 'sampler', None)
+    if sampler is None:
+        return list(range(len(loader.dataset)))
+    return [int(i) for i in iter(sampler)]
+
+
+def check_collection(loader):
+    """Collective (every rank calls it): raise CollectionError if collection would be inexact."""
+    rank, world = _dist_info()
+    indices = loader_indices(loader)
+    if world > 1:
+        import torch.distributed as dist
+        gathered = [None] * world
+        dist.all_gather_object(gathered, indices)
+    else:
+        gathered = [indices]
+    check_rank_indices(gathered, len(loader.dataset))
+
+
+def results_tag(runner, by_epoch):
+    """``epoch_E``/``iter_I``: E epochs (I iterations) trained when the evaluation ran (0 = before)."""
+    trained = 1 if runner.mode == 'train' else 0
+    if by_epoch:
+        return 'epoch_{}'.format(runner.epoch + trained)
+    return 'iter_{}'.format(runner.iter + trained)
+
+
+def save_results(results, runner, tag):
+    """Pickle the collected predictions under ``work_dir/eval_results/results_<tag>.pkl``."""
+    out_dir = osp.join(runner.work_dir or '.', RESULTS_DIR)
+    os.makedirs(out_dir, exist_ok=True)
+    path = osp.abspath(osp.join(out_dir, 'results_{}.pkl'.format(tag)))
+    tmp = path + '.tmp'
+    with open(tmp, 'wb') as f:
+        pickle.dump(results, f, protocol=4)
+    os.replace(tmp, path)
+    return path
+
+
+def offline_command(dataset, results_path):
+    """The command that re-runs this evaluation from the saved predictions."""
+    infos = getattr(dataset, 'ann_file', None) or '<the validation info .pkl>'
+    return 'kradar-eval --infos {} --results {}'.format(infos, results_path)
+
+
+def guard_eval_hook(hook):
+    """Wrap ``hook._do_evaluate`` and ``hook.evaluate`` (instance attributes; the class is untouched)."""
+    if getattr(hook, '_kradar_guarded', False):
+        return hook
+    do_evaluate = hook._do_evaluate
+    evaluate = hook.evaluate
+    hook._kradar_note = None
+    hook.last_results_file = None
+
+    def guarded_evaluate(runner, results):
+        dataset = hook.dataloader.dataset
+        check_result_count(len(results), len(dataset))
+        path = save_results(results, runner, results_tag(runner, hook.by_epoch))
+        hook.last_results_file = path
+        runner.logger.info('%d predictions saved to %s before dataset.evaluate', len(results), path)
+        try:
+            return evaluate(runner, results)
+        except Exception:
+            hook._kradar_note = (
+                'dataset.evaluate failed; the {} collected predictions are saved in\n  {}\n'
+                'Re-run the evaluation offline with:\n  {}'.format(
+                    len(results), path, offline_command(dataset, path)))
+            raise
+
+    def guarded_do_evaluate(runner):
+        hook._kradar_note = None
+        try:
+            return do_evaluate(runner)
+        except Exception as exc:
+            _, world = _dist_info()
+            if world > 1:
+                report_and_exit(exc, 'evaluation (inference, result collection or dataset.evaluate)',
+                                extra=hook._kradar_note)
+            if hook._kradar_note:
+                sys.stderr.write(hook._kradar_note + '\n')
+                sys.stderr.flush()
+            raise
+
+    hook.evaluate = guarded_evaluate
+    hook._do_evaluate = guarded_do_evaluate
+    hook._kradar_guarded = True
+    return hook

@@ -1,0 +1,86 @@
+"""``EvalOnlyHook``: evaluate before the first training iteration, then stop (eval-only) or go on
+training (eval-first), on the real runner, hooks, DDP wrapper and data pipeline of the training job.
+
+Registered at ``LOWEST`` priority so that its ``before_run`` comes after every other hook's: the weights
+are loaded (``load_from``), fp16/optimizer hooks have wrapped the model, and the EvalHooks and loggers are
+set up. For every ``EvalHook``/``DistEvalHook`` (mmcv's base class covers mmdet's and mmdet3d's):
+``interval=1``, ``start=None``, ``save_best=None`` for this one evaluation (so no best-checkpoint file is
+written or removed), ``runner.mode='val'``, ``_do_evaluate`` (every rank infers and collects; rank 0 runs
+``dataset.evaluate``), then the metrics go through the logger hooks like any evaluation (logged as epoch 0
+/ iteration 0: nothing trained yet). Eval-only then sets the runner's max epochs/iterations to the current
+ones: no training iteration runs, no checkpoint is saved, ``after_run`` hooks still run.
+The evaluation guards (``eval_guard``) and ``eval_samples`` subsetting apply in every mode.
+"""
+from mmcv.runner import HOOKS, EvalHook, Hook, LoggerHook
+
+from .eval_guard import check_collection, guard_eval_hook
+from .eval_mode import check_mode, check_samples
+from .eval_subset import subset_eval_hook
+
+
+@HOOKS.register_module()
+class EvalOnlyHook(Hook):
+    """Evaluate once before training; ``mode``: 'only' | 'first' | 'off'; ``eval_samples``: first N."""
+
+    def __init__(self, mode='only', eval_samples=None, guard=True):
+        self.mode = check_mode(mode)
+        self.eval_samples = check_samples(eval_samples)
+        self.guard = guard
+        self.evaluated = 0
+
+    def eval_hooks(self, runner):
+        return [h for h in runner.hooks if isinstance(h, EvalHook)]
+
+    def before_run(self, runner):
+        hooks = self.eval_hooks(runner)
+        if not hooks and self.mode != 'off':
+            raise RuntimeError(
+                'eval_mode={!r} needs an evaluation hook, but the runner has none: run without '
+                '--no-validate and with an `evaluation = dict(...)` and `data.val` in the config'.format(
+                    self.mode))
+        for hook in hooks:
+            if self.eval_samples is not None:
+                subset_eval_hook(hook, self.eval_samples, runner.logger)
+            if self.guard:
+                check_collection(hook.dataloader)
+                guard_eval_hook(hook)
+        if self.mode == 'off':
+            return
+        for hook in hooks:
+            self.evaluate_now(runner, hook)
+            if self.mode == 'first':
+                hook.initial_flag = False  # its own start<=0 evaluation would repeat this one
+        if self.mode == 'only':
+            self.stop_training(runner)
+
+    def evaluate_now(self, runner, hook):
+        """One evaluation through the hook's own ``_do_evaluate``, logged by the logger hooks."""
+        saved = (hook.interval, hook.start, hook.save_best, runner.mode)
+        hook.interval, hook.start, hook.save_best = 1, None, None
+        runner.mode = 'val'
+        runner.logger.info('kradar_plugin eval-%s: evaluating %d validation samples before training',
+                           self.mode, len(hook.dataloader.dataset))
+        try:
+            hook._do_evaluate(runner)
+            self.log_metrics(runner)
+        finally:
+            hook.interval, hook.start, hook.save_best, runner.mode = saved
+        self.evaluated += 1
+
+    @staticmethod
+    def log_metrics(runner):
+        """Send the metrics in the log buffer (rank 0) through every logger hook, then clear it."""
+        if runner.log_buffer.ready:
+            for hook in runner.hooks:
+                if isinstance(hook, LoggerHook):
+                    hook.after_train_epoch(runner)
+        runner.log_buffer.clear()
+
+    @staticmethod
+    def stop_training(runner):
+        """Make the runner's loop condition false now: zero training iterations; after_run still runs."""
+        if getattr(runner, '_max_epochs', None) is not None:
+            runner._max_epochs = runner.epoch
+        runner._max_iters = runner.iter
+        runner.logger.info('kradar_plugin eval-only: done; stopping before the first training iteration '
+                           '(no checkpoint written)')

@@ -1,0 +1,57 @@
+"""Fail fast in a distributed job: the failing rank prints its own traceback, tagged with its rank, and
+leaves at once instead of letting its peers wait in a collective until the distributed timeout.
+
+Exiting with ``os._exit`` skips interpreter shutdown (dataloader workers, process-group teardown, atexit
+handlers), any of which can hang while peers are blocked. Before leaving, the exception is written to the
+torchelastic error file (``TORCHELASTIC_ERROR_FILE``) so that ``torchrun``'s summary shows the real
+traceback and the right root-cause rank; the launcher then terminates the remaining ranks.
+"""
+import os
+import sys
+import traceback
+
+
+def rank_tag():
+    """``[rank R/W]`` from torch.distributed if initialised, else from the launcher's environment."""
+    rank, world = None, None
+    try:
+        import torch.distributed as dist
+        if dist.is_available() and dist.is_initialized():
+            rank, world = dist.get_rank(), dist.get_world_size()
+    except ImportError:
+        pass
+    if rank is None:
+        rank = int(os.environ.get('RANK', 0))
+        world = int(os.environ.get('WORLD_SIZE', 1))
+    return '[rank {}/{}]'.format(rank, world)
+
+
+def tagged(text, tag=None):
+    """Prefix every line of ``text`` with the rank tag."""
+    tag = tag or rank_tag()
+    return ''.join('{} {}\n'.format(tag, line) for line in text.rstrip('\n').split('\n'))
+
+
+def record_to_error_file(exc):
+    """Write ``exc`` (being handled) to the torchelastic error file, if the launcher asked for one."""
+    if not os.environ.get('TORCHELASTIC_ERROR_FILE'):
+        return
+    try:
+        from torch.distributed.elastic.multiprocessing.errors import ErrorHandler
+        ErrorHandler().record_exception(exc)
+    except Exception:  # the report below is what matters; never mask the original error
+        pass
+
+
+def report_and_exit(exc, stage, extra=None, exit_code=1):
+    """Print the rank-tagged traceback of ``exc`` (call inside ``except``) and leave the process now."""
+    tag = rank_tag()
+    lines = ['{} failed during {}: {}: {}'.format(tag, stage, type(exc).__name__, exc)]
+    text = tagged(traceback.format_exc(), tag)
+    if extra:
+        text += tagged(extra, tag)
+    sys.stdout.flush()
+    sys.stderr.write(lines[0] + '\n' + text)
+    sys.stderr.flush()
+    record_to_error_file(exc)
+    os._exit(exit_code)
