@@ -70,7 +70,7 @@ def _choose_automatically():
             loud = [s for s in skipped if not s.quiet]
             if loud:
                 warnings.warn('kradar_plugin rotated IoU uses the %s backend: %s' % (
-                    name, ' | '.join(str(s) for s in loud)), FallbackWarning, stacklevel=4)
+                    name, ' | '.join(str(s) for s in loud)), FallbackWarning, stacklevel=5)
             for s in skipped:
                 logger.info('%s', s)
             return result

@@ -1,0 +1,33 @@
+"""`import kradar_plugin` and the core work with numpy alone: torch, mmcv, mmdet, mmdet3d and numba are
+made unimportable in a fresh interpreter."""
+import os
+import subprocess
+import sys
+import textwrap
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BLOCKED = ('torch', 'torchvision', 'mmcv', 'mmdet', 'mmdet3d', 'mmengine', 'numba', 'shapely', 'matplotlib')
+
+
+def test_import_with_numpy_alone():
+    code = textwrap.dedent('''
+        import sys
+        BLOCKED = %r
+        class Block(object):
+            def find_spec(self, name, path=None, target=None):
+                if name.split('.')[0] in BLOCKED:
+                    raise ImportError('blocked: ' + name)
+        sys.meta_path.insert(0, Block())
+        import kradar_plugin
+        from kradar_plugin import evaluation, ops
+        from kradar_plugin.ops import guard
+        iou = kradar_plugin.rotate_iou_eval([[0, 0, 2, 2, 0]], [[1, 0, 2, 4, 0]])
+        print(guard.select().name, round(float(iou[0, 0]), 12))
+        print(sorted(m for m in sys.modules if m.split('.')[0] in BLOCKED))
+    ''' % (BLOCKED,))
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    env.pop('KRADAR_IOU_BACKEND', None)
+    proc = subprocess.run([sys.executable, '-c', code], env=env, cwd=ROOT, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ['numpy 0.2', '[]']
