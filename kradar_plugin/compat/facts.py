@@ -10,10 +10,6 @@ import collections
 
 from .versions import major_minor, parse_version
 
-__all__ = ['Finding', 'NumbaSeries', 'NUMBA_SERIES', 'CUDA_MIN_DRIVER', 'numba_series',
-           'numba_cuda_findings', 'numba_numpy_findings', 'numba_python_findings',
-           'numba_toolkit_findings', 'numba_driver_findings', 'driver_max_cuda', 'worst']
-
 Finding = collections.namedtuple('Finding', 'status reason fix')  # status 'OK' | 'WARN' | 'FAIL'
 
 STATUS_ORDER = {'OK': 0, 'SKIP': 0, 'WARN': 1, 'FAIL': 2}
@@ -212,3 +208,117 @@ def numba_cpu_findings(numba, numpy=None, python=None):
     if parse_version(numba) is None:
         return []
     return numba_python_findings(numba, python) + numba_numpy_findings(numba, numpy)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# OpenMMLab import-time asserts: the mmcv (and mmdet/mmseg) range each package accepts. Both ends inclusive
+# because the packages' own asserts use ``>= min and <= max`` (mmdet 2.x, mmdet3d <=1.0.0rc6). The live
+# doctor reads these numbers from the installed package's __init__.py; this table is for --assume.
+# Sources: mmdet docs/en/get_started.md + mmdet/__init__.py; mmdet3d mmdet3d/__init__.py at the tags
+# (environment.md: v0.17.3..v1.0.0rc0 accept mmcv 1.3.8..1.5.0) and docs/en/faq.md for later rcs.
+# Columns: package, first version, last version (inclusive), {dependency: (min, max)}.
+# ---------------------------------------------------------------------------------------------------------
+OPENMMLAB_RANGES = (
+    ('mmdet', '2.14.0', '2.16.99', {'mmcv-full': ('1.3.8', '1.4.0')}),
+    ('mmdet', '2.17.0', '2.17.99', {'mmcv-full': ('1.3.14', '1.4.0')}),
+    ('mmdet', '2.18.0', '2.18.99', {'mmcv-full': ('1.3.17', '1.4.0')}),
+    ('mmdet', '2.19.0', '2.23.99', {'mmcv-full': ('1.3.17', '1.5.0')}),
+    ('mmdet', '2.24.0', '2.24.99', {'mmcv-full': ('1.3.17', '1.6.0')}),
+    ('mmdet', '2.25.0', '2.25.99', {'mmcv-full': ('1.3.17', '1.7.0')}),
+    ('mmdet', '2.26.0', '2.28.99', {'mmcv-full': ('1.3.17', '1.8.0')}),
+    ('mmdet3d', '0.15.0', '0.17.2', {'mmcv-full': ('1.3.8', '1.4.0'), 'mmdet': ('2.14.0', '3.0.0'),
+                                     'mmseg': ('0.14.1', '1.0.0')}),
+    ('mmdet3d', '0.17.3', '1.0.0rc0', {'mmcv-full': ('1.3.8', '1.5.0'), 'mmdet': ('2.14.0', '3.0.0'),
+                                       'mmseg': ('0.14.1', '1.0.0')}),
+    ('mmdet3d', '1.0.0rc1', '1.0.0rc1', {'mmcv-full': ('1.4.8', '1.5.0'), 'mmdet': ('2.19.0', '3.0.0'),
+                                         'mmseg': ('0.20.0', '1.0.0')}),
+    ('mmdet3d', '1.0.0rc2', '1.0.0rc3', {'mmcv-full': ('1.4.8', '1.6.0'), 'mmdet': ('2.24.0', '3.0.0'),
+                                         'mmseg': ('0.20.0', '1.0.0')}),
+    ('mmdet3d', '1.0.0rc4', '1.0.0rc6', {'mmcv-full': ('1.5.2', '1.7.0'), 'mmdet': ('2.24.0', '3.0.0'),
+                                         'mmseg': ('0.20.0', '1.0.0')}),
+)
+
+
+def openmmlab_ranges(package, version):
+    """{dependency: (min, max)} that ``package`` ``version`` asserts at import ({} when not in the table)."""
+    v = parse_version(version)
+    if v is None:
+        return {}
+    for name, first, last, ranges in OPENMMLAB_RANGES:
+        if name == package and parse_version(first) <= v <= parse_version(last):
+            return dict(ranges)
+    return {}
+
+
+def range_findings(package, version, dependency, dep_version, minimum, maximum, source='asserts'):
+    """FAIL when ``dep_version`` is outside [minimum, maximum] that ``package`` ``version`` asserts."""
+    dep = parse_version(dep_version)
+    if dep is None or (minimum is None and maximum is None):
+        return []
+    if (minimum is not None and dep < minimum) or (maximum is not None and dep > maximum):
+        return [Finding('FAIL', '%s %s %s %s>=%s,<=%s but %s is installed (import-time AssertionError '
+                                '"%s==%s is used but incompatible")'
+                        % (package, version, source, dependency, minimum, maximum, dep_version,
+                           dependency.upper().replace('-FULL', ''), dep_version),
+                        "pip install '%s>=%s,<=%s' (or a %s release that accepts %s %s)"
+                        % (dependency, minimum, maximum, package, dependency, dep_version))]
+    return []
+
+
+# yapf 0.40.2 removed FormatCode(verify=...); mmcv Config.pretty_text (cfg.dump() in tools/train.py) passes
+# it until mmcv 1.7.2 (PR #2944) / mmengine 0.8.5 (PR #1365): "FormatCode() got an unexpected keyword
+# argument 'verify'" at launch (open-mmlab/mmdetection#10962).
+YAPF_VERIFY_REMOVED = '0.40.2'
+YAPF_FIXED_IN = (('mmcv-full', '1.7.2', '2.0.0'), ('mmcv', '1.7.2', '2.0.0'), ('mmengine', '0.8.5', None))
+
+
+def yapf_findings(yapf, versions):
+    """yapf vs the mmcv/mmengine that formats configs. ``versions``: {dist name: version or None}."""
+    y = parse_version(yapf)
+    if y is None or y < YAPF_VERIFY_REMOVED:
+        return []
+    findings = []
+    for dist, fixed, below in YAPF_FIXED_IN:
+        v = parse_version(versions.get(dist))
+        if v is None or (below is not None and v >= below):
+            continue  # mmcv 2.x formats configs through mmengine
+        if v < fixed:
+            findings.append(Finding('FAIL', "yapf %s with %s %s: Config.pretty_text/cfg.dump() raises "
+                                            "\"FormatCode() got an unexpected keyword argument 'verify'\""
+                                    % (yapf, dist, versions[dist]),
+                                    "pip install 'yapf==0.40.1'"))
+    return findings[:1]
+
+
+# torch CUDA builds -> highest GPU compute capability with native kernels (torch.cuda.get_arch_list() of
+# the official wheels); newer GPUs fail with "no kernel image is available for execution on the device".
+TORCH_CUDA_MAX_CC = (('10.0', '7.5'), ('11.0', '8.0'), ('11.1', '8.6'), ('11.8', '9.0'), ('12.8', '12.0'))
+
+
+def torch_cuda_max_cc(torch_cuda):
+    """Highest compute capability the official torch wheels for CUDA ``torch_cuda`` compile for."""
+    v = parse_version(torch_cuda)
+    if v is None:
+        return None
+    best = None
+    for cuda, cc in TORCH_CUDA_MAX_CC:
+        if v >= cuda:
+            best = cc
+    return best
+
+
+# torch.distributed.launch passes --local-rank=N from torch 2.0 on (--local_rank before); torchrun passes
+# nothing (LOCAL_RANK env). mmdet3d's tools/train.py declares only --local_rank (environment.md).
+TORCH_LOCAL_RANK_DASH = '2.0'
+# torch.distributed default process-group timeout (torch/distributed/constants.py).
+DEFAULT_PG_TIMEOUT_S = 1800
+
+# /dev/shm sizing (heuristic, not a documented number): each DataLoader worker keeps prefetch_factor=2
+# batches in shared memory; a few K-Radar radar tensors per batch make ~128 MiB the floor per worker and
+# 512 MiB comfortable. Docker's default /dev/shm is 64 MiB (PyTorch README: use --ipc=host or --shm-size).
+SHM_PER_WORKER_MIN = 128 * 2 ** 20
+SHM_PER_WORKER_OK = 512 * 2 ** 20
+SHM_NO_CONFIG_MIN = 1 * 2 ** 30
+# file_descriptor sharing needs one fd per shared tensor in flight; below this soft limit workers hit
+# "received 0 items of ancdata" / "Too many open files".
+NOFILE_MIN = 4096

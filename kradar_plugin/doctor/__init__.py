@@ -1,1 +1,27 @@
-"""kradar_plugin.doctor."""
+"""kradar-doctor: names the broken version pair and its fix before a long run, also for a planned environment.
+
+Import-light on purpose (tools/train.py calls it on rank 0 before a run): the heavy modules load on first call.
+
+    from kradar_plugin.doctor import run_checks, format_report
+    results = run_checks(quick=True)          # list of CheckResult(name, status, reason, fix)
+    print(format_report(results, statuses=('FAIL',)))
+"""
+from .result import CheckResult  # noqa: F401  (a namedtuple, stdlib only)
+
+
+def run_checks(assume=None, config=None, train_script=None, compile_test=False, quick=False, probes=None):
+    """Run every check; see kradar_plugin.doctor.checks.run_checks."""
+    from .checks import run_checks as _run_checks
+    return _run_checks(assume=assume, config=config, train_script=train_script, compile_test=compile_test,
+                       quick=quick, probes=probes)
+
+
+def format_report(results, statuses=None, color=False):
+    """Human-readable report; see kradar_plugin.doctor.report.format_report."""
+    from .report import format_report as _format_report
+    return _format_report(results, statuses=statuses, color=color)
+
+
+def has_failures(results):
+    """True when any result is a FAIL."""
+    return any(r.status == 'FAIL' for r in results)

@@ -1,0 +1,110 @@
+"""The list of checks and ``run_checks``: probe (or assume) the facts, apply every rule, one result each.
+
+A check is (name, rule, facts shown on its OK line). Rules live in rules.py; the version facts they apply
+live in kradar_plugin.compat.facts.
+"""
+import collections
+
+from . import environment, probes, rules
+from .result import CheckResult
+
+Check = collections.namedtuple('Check', 'name rule shows')
+
+CHECKS = (
+    Check('numba-python', rules.numba_python, ('numba', 'python')),
+    Check('numba-numpy', rules.numba_numpy, ('numba', 'numpy-effective')),
+    Check('numba-cuda', rules.numba_cuda, ('numba', 'cuda')),
+    Check('numba-driver', rules.numba_driver, ('numba', 'driver', 'cuda')),
+    Check('libnvvm', rules.libnvvm, ('libnvvm',)),
+    Check('cuda-compile', rules.compile_test, ()),
+    Check('mmcv-full', rules.mmcv_full, ('mmcv-full', 'mmcv')),
+    Check('mmcv-range', rules.openmmlab_ranges, ('mmcv-full', 'mmcv', 'mmdet', 'mmdet3d', 'mmseg')),
+    Check('yapf', rules.yapf, ('yapf', 'mmcv-full', 'mmcv', 'mmengine')),
+    Check('numpy-base', rules.numpy_base, ('numpy', 'numpy-base', 'numpy-runtime')),
+    Check('torch-gpu', rules.torch_gpu, ('torch', 'torch-cuda', 'gpu-cc')),
+    Check('mmcv-torch', rules.mmcv_torch, ('mmcv-full', 'mmcv-cuda', 'torch', 'torch-cuda')),
+    Check('shm', rules.shm, ('shm', 'workers-per-gpu', 'gpus-for-run')),
+    Check('sharing-strategy', rules.sharing_strategy, ('sharing-strategy', 'nofile')),
+    Check('local-rank', rules.local_rank, ('torch',)),
+    Check('dist-timeout', rules.dist_timeout, ('dist-timeout', 'eval-minutes')),
+    Check('probe', rules.probe_errors, ()),
+)
+
+
+def _show(key, value):
+    if key == 'shm':
+        return '/dev/shm %d MiB' % (value // 2 ** 20)
+    if key == 'gpu-cc':
+        return 'GPU cc %s' % '/'.join(value)
+    if key == 'libnvvm':
+        return 'libNVVM %s' % value
+    if key == 'dist-timeout':
+        return 'timeout %g s' % value
+    return '%s %s' % (key.replace('-effective', ''), value)
+
+
+def ok_line(check, facts):
+    shown = [_show(k, facts[k]) for k in check.shows if facts.get(k) not in (None, '', [])]
+    return ', '.join(shown) + ': compatible' if shown else 'OK'
+
+
+def evaluate(facts, checks=CHECKS):
+    """Apply every check's rule to ``facts`` (pure): a list of CheckResult."""
+    results = []
+    for check in checks:
+        findings = check.rule(facts)
+        if not findings:
+            results.append(CheckResult(check.name, 'OK', ok_line(check, facts), ''))
+        for f in findings:
+            results.append(CheckResult(check.name, f.status, f.reason, f.fix))
+    return [r for r in results if not (r.name == 'probe' and r.status == 'OK')]
+
+
+def collect_facts(assume=None, config=None, train_script=None, compile_test=False, quick=False, probes_=None):
+    """The facts to judge: live probes (``probes_`` overrides individual live facts, for tests), then the
+    config's and script's facts, then ``assume``."""
+    assumed = environment.parse_assume(assume)
+    skip = environment.probe_skips(assumed)
+    live = probes.gather(quick=quick, skip=skip)
+    live.update(probes_ or {})
+    if config:
+        from .config_facts import config_facts
+        cfg = config_facts(config)
+        if 'gpus' in cfg:
+            cfg['gpus-for-run'] = cfg.pop('gpus')
+        live.update(cfg)
+    if train_script:
+        from .script_facts import script_facts
+        sfacts = script_facts(train_script)
+        live['script-facts'] = sfacts
+        if sfacts.get('sharing-strategy'):
+            live['sharing-strategy'] = sfacts['sharing-strategy']
+    facts = environment.merge(live, assumed)
+    if 'gpus-for-run' not in facts:
+        facts['gpus-for-run'] = facts.get('gpus') or 1
+    if compile_test:
+        facts['compile-test'] = _compile(facts, quick)
+    return facts
+
+
+def _compile(facts, quick):
+    if quick:
+        return 'skip', 'not run in quick mode'
+    if 'numba' in facts.get('assumed', ()):
+        return 'skip', 'numba is assumed, not installed here: nothing to compile with'
+    if not facts.get('numba'):
+        return 'skip', 'numba not installed'
+    if not rules.has_gpu(facts) and not facts.get('libnvvm'):
+        return 'skip', 'no GPU and no libNVVM here: numba.cuda is not used'
+    from .compile_test import run_compile_test
+    return run_compile_test()
+
+
+def run_checks(assume=None, config=None, train_script=None, compile_test=False, quick=False, probes=None):
+    """Run every check: a list of CheckResult(name, status, reason, fix), status OK/SKIP/WARN/FAIL.
+
+    assume: 'k=v,...' or a dict of planned versions (judged without importing them); config: an mmcv config
+    path; train_script: a training script to parse; compile_test: compile a numba.cuda kernel in a subprocess;
+    quick: no subprocess and no new heavy import (< 2 s); probes: {fact: value} replacing live probe results
+    (tests inject /dev/shm size, GPUs, driver this way)."""
+    return evaluate(collect_facts(assume, config, train_script, compile_test, quick, probes))

@@ -1,0 +1,43 @@
+"""``kradar-doctor``: check this (or a planned) environment; exit 1 on any FAIL."""
+import argparse
+import sys
+
+from .checks import collect_facts, evaluate
+from .report import format_report, to_json
+
+
+def build_parser():
+    p = argparse.ArgumentParser(
+        prog='kradar-doctor',
+        description='Names broken version pairs (numba/numpy/CUDA/driver, mmcv/mmdet/mmdet3d, yapf, conda numpy) '
+                    'and launch pitfalls (/dev/shm, sharing strategy, --local-rank, distributed timeout) with '
+                    'the command that fixes each. Exit code 1 if any check FAILs.')
+    p.add_argument('--assume', metavar='K=V,...',
+                   help='judge these versions instead of the installed ones (not imported), e.g. '
+                        'python=3.7.16,torch=1.10.0,cuda=11.3,mmcv-full=1.4.0,numba=0.48.0,numpy=1.20.3')
+    p.add_argument('--config', help='mmcv config: workers_per_gpu, gpus, dist_params timeout, evaluation')
+    p.add_argument('--train-script', help='training script to check for --local_rank/--local-rank handling')
+    p.add_argument('--compile-test', action='store_true',
+                   help='compile (and with a GPU run) a tiny numba.cuda kernel in a subprocess')
+    p.add_argument('--quick', action='store_true', help='no subprocess probes (what tools/train.py runs)')
+    p.add_argument('--json', action='store_true', help='print a JSON document instead of the report')
+    p.add_argument('--only', metavar='STATUS,...', help='show only these statuses, e.g. FAIL,WARN')
+    return p
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        facts = collect_facts(assume=args.assume, config=args.config, train_script=args.train_script,
+                              compile_test=args.compile_test, quick=args.quick)
+    except ValueError as e:
+        sys.stderr.write('kradar-doctor: error: %s\n' % e)
+        return 2
+    results = evaluate(facts)
+    if args.json:
+        print(to_json(results, facts))
+    else:
+        statuses = tuple(s.strip().upper() for s in args.only.split(',')) if args.only else None
+        text = format_report(results, statuses=statuses, color=sys.stdout.isatty())
+        print(text or 'kradar-doctor: nothing to show')
+    return 1 if any(r.status == 'FAIL' for r in results) else 0
