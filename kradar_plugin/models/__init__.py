@@ -1,1 +1,6 @@
-"""kradar_plugin.models: tiny demo detectors (mmdet registry)."""
+"""kradar_plugin.models: tiny demo detectors (mmdet registry).
+
+Imported by ``kradar_plugin`` only when mmdet is importable; registers ``TinyRadarPeakDetector`` in mmdet's
+``DETECTORS``.
+"""
+from .tiny_radar import TinyRadarPeakDetector  # noqa: F401
