@@ -1,0 +1,102 @@
+"""Average precision from matching counts: KITTI's 41 score thresholds, the 11-of-41 and all-41
+averages of the legacy/revised K-Radar evaluators, and an exact 40-recall-position (R40) average."""
+import numpy as np
+
+from ._jit import jit
+
+N_SAMPLE_PTS = 41
+
+
+@jit
+def _pick_thresholds(scores_desc, num_gt, num_sample_pts):
+    out = np.empty(scores_desc.shape[0], dtype=np.float64)
+    n = scores_desc.shape[0]
+    m = 0
+    current_recall = 0.0
+    for i in range(n):
+        l_recall = (i + 1) / num_gt
+        if i < n - 1:
+            r_recall = (i + 2) / num_gt
+        else:
+            r_recall = l_recall
+        if (r_recall - current_recall) < (current_recall - l_recall) and i < n - 1:
+            continue
+        out[m] = scores_desc[i]
+        m += 1
+        current_recall += 1 / (num_sample_pts - 1.0)
+    return out[:m]
+
+
+def get_thresholds(tp_scores, num_gt, num_sample_pts=N_SAMPLE_PTS):
+    """KITTI's score thresholds (descending): walking the TP scores from the highest, keep a score each
+    time the recall it reaches is nearest to the next of ``num_sample_pts`` evenly spaced recall values.
+
+    With fewer GT boxes than sample points there are fewer thresholds than points, which is why
+    index-based averages undercount small sets (K-Radar #28).
+    """
+    scores = np.sort(np.asarray(tp_scores, dtype=np.float64))[::-1].copy()
+    if scores.shape[0] == 0 or num_gt <= 0:
+        return np.zeros(0, dtype=np.float64)
+    return _pick_thresholds(scores, int(num_gt), int(num_sample_pts))
+
+
+def ratios(numerator, denominator):
+    """numerator / denominator elementwise as float64, 0 where the denominator is 0 (never nan)."""
+    num = np.asarray(numerator, dtype=np.float64)
+    den = np.asarray(denominator, dtype=np.float64)
+    out = np.zeros(num.shape, dtype=np.float64)
+    ok = den != 0
+    out[ok] = num[ok] / den[ok]
+    return out
+
+
+def precision_at_sample_points(precision_per_threshold, num_points=N_SAMPLE_PTS):
+    """The legacy 41-entry precision array: entry i is the precision at the i-th threshold, then every
+    entry takes the maximum of itself and the entries after it."""
+    prec = np.zeros(num_points, dtype=np.float64)
+    n = min(len(precision_per_threshold), num_points)
+    prec[:n] = np.asarray(precision_per_threshold, dtype=np.float64)[:n]
+    return np.maximum.accumulate(prec[::-1])[::-1].copy()
+
+
+def _sequential_sum(values):
+    total = 0.0
+    for v in values:
+        total = total + float(v)
+    return total
+
+
+def ap_11_of_41(prec41):
+    """Legacy K-Radar/EchoFusion average: entries 0, 4, ..., 40 of the 41-point array, / 11, in %."""
+    return _sequential_sum(prec41[0::4]) / 11 * 100
+
+
+def ap_all_41(prec41):
+    """K-Radar eval_revised average: all 41 entries (recall 0 included) / 41, in %."""
+    return _sequential_sum(prec41) / 41 * 100
+
+
+def interpolated_precision(recall, precision, positions):
+    """max{precision_t : recall_t >= r} for each recall position r (0 where no threshold reaches r)."""
+    recall = np.asarray(recall, dtype=np.float64)
+    precision = np.asarray(precision, dtype=np.float64)
+    positions = np.asarray(positions, dtype=np.float64)
+    if recall.shape[0] == 0:
+        return np.zeros(positions.shape[0], dtype=np.float64)
+    order = np.argsort(recall, kind='mergesort')
+    rec_sorted = recall[order]
+    best_after = np.maximum.accumulate(precision[order][::-1])[::-1]
+    idx = np.searchsorted(rec_sorted, positions, side='left')
+    out = np.zeros(positions.shape[0], dtype=np.float64)
+    ok = idx < rec_sorted.shape[0]
+    out[ok] = best_after[idx[ok]]
+    return out
+
+
+R40_POSITIONS = np.arange(1, 41, dtype=np.float64) / 40.0
+CURVE_POSITIONS = np.arange(0, 41, dtype=np.float64) / 40.0
+
+
+def ap_r40(recall, precision):
+    """Exact R40: mean interpolated precision at recall 1/40, 2/40, ..., 1 (recall 0 excluded), in %."""
+    return _sequential_sum(interpolated_precision(recall, precision, R40_POSITIONS)) / 40 * 100

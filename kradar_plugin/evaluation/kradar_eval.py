@@ -1,0 +1,239 @@
+"""``kradar_eval``: drop-in for EchoFusion's ``kradar_eval`` with a ``protocol`` argument.
+
+``evaluate_annos`` does the work and returns an :class:`Evaluation` (APs, curves, counts);
+``kradar_eval`` returns ``(result_str, ap_dict)`` like EchoFusion's function.
+"""
+import numpy as np
+
+from . import ap as ap_mod
+from . import geometry
+from . import statistics
+from .protocols import (FAKE_2D_BOX, KITTI_MAX_OCCLUSION, KITTI_MAX_TRUNCATION, KITTI_MIN_HEIGHT,
+                        get_protocol)
+from .validation import check_eval_types, check_frames, resolve_classes
+
+METRICS = ('bbox', 'bev', '3d')
+
+
+class Evaluation(object):
+    """Everything one evaluation produced.
+
+    ``ap[metric]`` and ``aos`` (2D only, or None) are arrays (class, column, IoU threshold) in percent;
+    ``curves[(metric, class, column_index, iou_index)]`` holds ``recall``/``precision`` (the 41 points the
+    AP is read from) and ``thresholds``; ``num_gt[(class, column_index)]`` counts the GT that count.
+    """
+
+    def __init__(self, protocol, classes, metrics, columns, n_frames):
+        self.protocol = protocol
+        self.classes = classes
+        self.metrics = metrics
+        self.columns = columns
+        self.ious = protocol.iou_thresholds
+        self.n_frames = n_frames
+        self.ap = {}
+        self.aos = None
+        self.curves = {}
+        self.num_gt = {}
+        self.result_str = ''
+        self.ap_dict = {}
+
+
+def _lower(names):
+    return np.char.lower(names.astype(str)) if len(names) else names.astype(str)
+
+
+def _ignore_arrays(frames, cls, column, protocol):
+    """KITTI ignore codes (0 counted, 1 ignored, -1 other class) of GT and detections, plus the
+    DontCare boxes, for one class and one difficulty column."""
+    gt, dt = frames.gt, frames.dt
+    cls_l = cls.lower()
+    gt_names = _lower(gt['name'])
+    dt_names = _lower(dt['name'])
+    similar = [b.lower() for a, b in protocol.similar_classes if a.lower() == cls_l]
+    gt_valid = np.where(gt_names == cls_l, 1, -1)
+    if similar:
+        gt_valid[np.isin(gt_names, similar)] = 0
+    dt_valid = dt_names == cls_l
+    if protocol.difficulty == 'kitti':
+        height = gt['bbox'][:, 3] - gt['bbox'][:, 1]
+        gt_out = ((gt['occluded'] > KITTI_MAX_OCCLUSION[column]) |
+                  (gt['truncated'] > KITTI_MAX_TRUNCATION[column]) |
+                  (height <= KITTI_MIN_HEIGHT[column]))
+        dt_height = np.abs(dt['bbox'][:, 3] - dt['bbox'][:, 1])
+        ign_dt = np.where(dt_height < KITTI_MIN_HEIGHT[column], 1, np.where(dt_valid, 0, -1))
+    else:
+        if column == 0:
+            gt_out = np.zeros(len(gt_names), dtype=bool)
+            dt_out = np.zeros(len(dt_names), dtype=bool)
+        else:
+            lo, hi = protocol.distance_edges[column - 1], protocol.distance_edges[column]
+            last = column == len(protocol.distance_edges) - 1
+            gt_out = ~_in_bin(gt['location'], lo, hi, last)
+            dt_out = ~_in_bin(dt['location'], lo, hi, last)
+        ign_dt = np.where(dt_valid, np.where(dt_out, 1, 0), -1)
+    ign_gt = np.where((gt_valid == 1) & ~gt_out, 0, np.where((gt_valid == 0) | ((gt_valid == 1) & gt_out), 1, -1))
+    return ign_gt.astype(np.int64), ign_dt.astype(np.int64)
+
+
+def _in_bin(location, lo, hi, last):
+    """BEV distance from the sensor (location is (y, z, x)) in [lo, hi), the last bin closed at hi."""
+    dist = np.hypot(location[:, 0], location[:, 2])
+    return (dist >= lo) & ((dist <= hi) if last else (dist < hi))
+
+
+def _dontcare(frames, pairs, metric):
+    """Detection-vs-DontCare overlaps (criterion 0), flat per frame; empty unless the 2D metric."""
+    n = frames.n_frames
+    is_dc = frames.gt['name'] == 'DontCare'
+    dc_num = np.zeros(n, dtype=np.int64)
+    if metric != 'bbox' or not is_dc.any():
+        return np.zeros(0), np.zeros(n, dtype=np.int64), dc_num
+    dc_rows = np.nonzero(is_dc)[0]
+    dc_frame = np.searchsorted(frames.gt_off, dc_rows, side='right') - 1
+    dc_num = np.bincount(dc_frame, minlength=n).astype(np.int64)
+    dc_off = np.zeros(n + 1, dtype=np.int64)
+    dc_off[1:] = np.cumsum(dc_num)
+    dc_pairs = geometry.FramePairs(frames.dt_off, dc_off)
+    ov = geometry.image_overlap(frames.dt['bbox'][dc_pairs.dt], frames.gt['bbox'][dc_rows][dc_pairs.gt], 0)
+    return ov, dc_pairs.ov_off, dc_num
+
+
+def _overlaps(frames, pairs, metric, protocol, cache):
+    """Flat per-pair overlaps for ``metric``; the BEV intersection areas are shared by bev and 3d."""
+    gt, dt = frames.gt, frames.dt
+    if metric == 'bbox':
+        return geometry.image_iou(pairs, dt['bbox'], gt['bbox'])
+    key = ('inter', protocol.yaw_offset)
+    if key not in cache:
+        dt_fp = geometry.bev_footprints(dt['location'], dt['dimensions'], dt['rotation_y'], protocol.yaw_offset)
+        gt_fp = geometry.bev_footprints(gt['location'], gt['dimensions'], gt['rotation_y'], protocol.yaw_offset)
+        cache[key] = geometry.intersection_areas(pairs, dt_fp, gt_fp)
+    inter = cache[key]
+    if metric == 'bev':
+        return geometry.bev_iou(pairs, inter, dt['dimensions'], gt['dimensions'])
+    return geometry.iou_3d(pairs, inter, dt['location'], dt['dimensions'], gt['location'], gt['dimensions'],
+                           protocol.z_center)
+
+
+def _fake_2d(frames):
+    boxes = np.concatenate([frames.gt['bbox'], frames.dt['bbox']], axis=0)
+    return len(boxes) == 0 or bool(np.all(boxes == np.asarray(FAKE_2D_BOX)))
+
+
+def _alpha_valid(frames):
+    """Legacy AOS switch: some detection alpha != -10 and some frame's first GT alpha != -10."""
+    dt_ok = bool(np.any(frames.dt['alpha'] != -10))
+    starts = frames.gt_off[:-1][np.diff(frames.gt_off) > 0]
+    gt_ok = bool(np.any(frames.gt['alpha'][starts] != -10)) if len(starts) else False
+    return dt_ok and gt_ok
+
+
+def _one_curve(protocol, args, ign_gt, ign_dt, scores, min_overlap, compute_aos):
+    """AP (and AOS) for one class / column / metric / IoU threshold; returns (ap, aos, curve)."""
+    (ov, ov_off, gt_off, dt_off, gt_alpha, dt_alpha, dcov, dcov_off, dc_num) = args
+    if protocol.threshold_selection == 'kitti41':
+        tp_scores = statistics.collect_tp_scores(ov, ov_off, gt_off, dt_off, ign_gt, ign_dt, scores, gt_alpha,
+                                                 dt_alpha, dcov, dcov_off, dc_num, min_overlap)
+        thresholds = ap_mod.get_thresholds(tp_scores, int(np.sum(ign_gt == 0)))
+    else:
+        thresholds = np.unique(scores[ign_dt != -1])[::-1]
+    thr_asc = np.ascontiguousarray(thresholds[::-1], dtype=np.float64)
+    tp, fp, fn, sim = statistics.accumulate_pr(thr_asc, ov, ov_off, gt_off, dt_off, ign_gt, ign_dt, scores,
+                                               gt_alpha, dt_alpha, dcov, dcov_off, dc_num, min_overlap,
+                                               compute_aos)
+    tp, fp, fn, sim = tp[::-1], fp[::-1], fn[::-1], sim[::-1]
+    precision = ap_mod.ratios(tp, tp + fp)
+    recall = ap_mod.ratios(tp, tp + fn)
+    orientation = ap_mod.ratios(sim, tp + fp)
+    aos = None
+    if protocol.interpolation == 'r40':
+        value = ap_mod.ap_r40(recall, precision)
+        if compute_aos:
+            aos = ap_mod.ap_r40(recall, orientation)
+        curve_recall = ap_mod.CURVE_POSITIONS
+        curve_precision = ap_mod.interpolated_precision(recall, precision, ap_mod.CURVE_POSITIONS)
+    else:
+        average = ap_mod.ap_11_of_41 if protocol.interpolation == '11of41' else ap_mod.ap_all_41
+        prec41 = ap_mod.precision_at_sample_points(precision)
+        value = average(prec41)
+        if compute_aos:
+            aos = average(ap_mod.precision_at_sample_points(orientation))
+        # the legacy evaluators plot the 41 entries against i / 40 (an index, not the recall)
+        curve_recall = ap_mod.CURVE_POSITIONS
+        curve_precision = prec41
+    curve = {'recall': curve_recall, 'precision': curve_precision, 'threshold_recall': recall,
+             'threshold_precision': precision, 'thresholds': thresholds}
+    return value, aos, curve
+
+
+def evaluate_annos(gt_annos, dt_annos, current_classes, eval_types=('bbox', 'bev', '3d'), protocol='legacy',
+                   **protocol_overrides):
+    """Evaluate per-frame annotations in EchoFusion's ``format_anno`` layout; returns an Evaluation."""
+    from . import report
+    proto = get_protocol(protocol, **protocol_overrides)
+    eval_types = check_eval_types(eval_types)
+    frames = check_frames(gt_annos, dt_annos)
+    classes = resolve_classes(current_classes)
+    metrics = [m for m in METRICS if m in eval_types]
+    if 'bbox' in metrics and proto.bbox_2d == 'if_real' and _fake_2d(frames):
+        metrics.remove('bbox')
+    compute_aos = 'bbox' in metrics and _alpha_valid(frames)
+    columns = proto.column_labels()
+    result = Evaluation(proto, classes, tuple(metrics), columns, frames.n_frames)
+    pairs = geometry.FramePairs(frames.dt_off, frames.gt_off)
+    scores = np.ascontiguousarray(frames.dt['score'], dtype=np.float64)
+    gt_alpha = np.ascontiguousarray(frames.gt['alpha'], dtype=np.float64)
+    dt_alpha = np.ascontiguousarray(frames.dt['alpha'], dtype=np.float64)
+    ignores = {}
+    for c, cls in enumerate(classes):
+        for k in range(len(columns)):
+            ignores[(c, k)] = _ignore_arrays(frames, cls, k, proto)
+            result.num_gt[(cls, k)] = int(np.sum(ignores[(c, k)][0] == 0))
+    cache = {}
+    n_iou = len(proto.iou_thresholds)
+    if compute_aos:
+        result.aos = np.zeros((len(classes), len(columns), n_iou))
+    for metric in metrics:
+        ov = np.ascontiguousarray(_overlaps(frames, pairs, metric, proto, cache), dtype=np.float64)
+        dcov, dcov_off, dc_num = _dontcare(frames, pairs, metric)
+        args = (ov, pairs.ov_off, frames.gt_off, frames.dt_off, gt_alpha, dt_alpha,
+                np.ascontiguousarray(dcov, dtype=np.float64), dcov_off, dc_num)
+        aps = np.zeros((len(classes), len(columns), n_iou))
+        for c, cls in enumerate(classes):
+            done = []  # identical ignore codes (the dead KITTI columns) give identical numbers: reuse
+            for k in range(len(columns)):
+                ign_gt, ign_dt = ignores[(c, k)]
+                same = [j for j, (g, d) in done if np.array_equal(g, ign_gt) and np.array_equal(d, ign_dt)]
+                if same:
+                    j = same[0]
+                    aps[c, k] = aps[c, j]
+                    if metric == 'bbox' and compute_aos:
+                        result.aos[c, k] = result.aos[c, j]
+                    for i in range(n_iou):
+                        result.curves[(metric, cls, k, i)] = result.curves[(metric, cls, j, i)]
+                    continue
+                for i, min_overlap in enumerate(proto.iou_thresholds):
+                    value, aos, curve = _one_curve(proto, args, ign_gt, ign_dt, scores, float(min_overlap),
+                                                   metric == 'bbox' and compute_aos)
+                    aps[c, k, i] = value
+                    if aos is not None:
+                        result.aos[c, k, i] = aos
+                    result.curves[(metric, cls, k, i)] = curve
+                done.append((k, (ign_gt, ign_dt)))
+        result.ap[metric] = aps
+    result.result_str = report.result_string(result)
+    result.ap_dict = report.ap_dict(result)
+    return result
+
+
+def kradar_eval(gt_annos, dt_annos, current_classes, eval_types=('bbox', 'bev', '3d'), protocol='legacy',
+                **protocol_overrides):
+    """K-Radar evaluation of per-frame annotation dicts; returns ``(result_str, ap_dict)``.
+
+    ``protocol``: 'legacy' (EchoFusion's numbers and key names, with a correct IoU), 'revised' or
+    'fixed' (see ``protocols.PROTOCOLS``), or a :class:`Protocol`; keyword overrides replace single
+    settings, e.g. ``distance_edges=(0, 20, 40, 72)``. Every given frame is evaluated (detections in a
+    frame without GT are false positives); dropping frames is the dataset step's business.
+    """
+    result = evaluate_annos(gt_annos, dt_annos, current_classes, eval_types, protocol, **protocol_overrides)
+    return result.result_str, result.ap_dict

@@ -1,0 +1,185 @@
+"""Input checks for the evaluator: a clear ValueError naming frame, field and value, or a documented
+repair with ONE warning. Inputs are never modified; the checked data come back concatenated."""
+import warnings
+
+import numpy as np
+
+from .protocols import FAKE_2D_BOX, KRADAR_CLASSES
+
+
+class EvaluationInputWarning(UserWarning):
+    """A documented repair or an input that makes the numbers trivial (e.g. no detections)."""
+
+
+_GEOMETRY = (('location', 3), ('dimensions', 3), ('rotation_y', 0))
+_OPTIONAL = (('truncated', 0, 0.0), ('occluded', 0, 0), ('alpha', 0, -10.0), ('bbox', 4, None))
+_NUMERIC = ('truncated', 'occluded', 'alpha', 'bbox', 'location', 'dimensions', 'rotation_y', 'score')
+_EMPTY_NAMES = np.zeros(0, dtype='<U1')
+
+
+class Frames(object):
+    """Checked annotations of both sides, concatenated over frames with offsets ``gt_off``/``dt_off``."""
+
+    def __init__(self, n_frames, gt, dt, gt_off, dt_off):
+        self.n_frames = n_frames
+        self.gt = gt
+        self.dt = dt
+        self.gt_off = gt_off
+        self.dt_off = dt_off
+
+
+def _frame_of(offsets, row):
+    return int(np.searchsorted(offsets, row, side='right') - 1)
+
+
+def _as_field(frame, key, width, n, side, index, dtype):
+    value = frame[key]
+    if hasattr(value, 'detach'):  # a torch tensor slipped in: take its values
+        value = value.detach().cpu().numpy()
+    try:
+        arr = np.asarray(value, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise ValueError('{}[{}][{!r}]: cannot be read as {} numbers ({})'.format(
+            side, index, key, np.dtype(dtype).name, exc))
+    want = (n, width) if width else (n,)
+    if arr.shape != want:
+        if arr.size == 0 and n == 0:
+            return np.zeros(want, dtype=dtype)
+        got = arr.shape[0] if arr.ndim else 'a scalar'
+        if arr.ndim and arr.shape[0] != n:
+            raise ValueError('{}[{}]: field {!r} has {} entries but {!r} has {} (fields of one frame must '
+                             'have the same length)'.format(side, index, key, got, 'name', n))
+        raise ValueError('{}[{}][{!r}]: expected shape {}, got {}'.format(side, index, key, want, arr.shape))
+    return arr
+
+
+def _check_side(annos, side, need_score, repairs):
+    n_frames = len(annos)
+    fields = dict((k, []) for k in ('name',) + _NUMERIC)
+    counts = np.zeros(n_frames, dtype=np.int64)
+    for index in range(n_frames):
+        frame = annos[index]
+        if not hasattr(frame, 'keys'):
+            raise ValueError('{}[{}]: expected a dict of per-object arrays, got {}'.format(
+                side, index, type(frame).__name__))
+        required = ['name', 'location', 'dimensions', 'rotation_y'] + (['score'] if need_score else [])
+        missing = [k for k in required if k not in frame]
+        if missing:
+            raise ValueError('{}[{}]: missing field(s) {} (have {})'.format(
+                side, index, missing, sorted(frame.keys())))
+        names = frame['name']
+        names = np.asarray(names).reshape(-1) if np.size(names) else _EMPTY_NAMES
+        n = len(names)
+        counts[index] = n
+        fields['name'].append(names.astype(str))
+        for key, width in _GEOMETRY:
+            fields[key].append(_as_field(frame, key, width, n, side, index, np.float64))
+        if need_score:
+            fields['score'].append(_as_field(frame, 'score', 0, n, side, index, np.float64))
+        for key, width, default in _OPTIONAL:
+            if key in frame:
+                fields[key].append(_as_field(frame, key, width, n, side, index, np.float64))
+            else:
+                repairs.add('{}.{}'.format(side, key))
+                if key == 'bbox':
+                    fields[key].append(np.tile(np.asarray(FAKE_2D_BOX, dtype=np.float64), (n, 1)))
+                else:
+                    fields[key].append(np.full(n, default, dtype=np.float64))
+    offsets = np.zeros(n_frames + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum(counts)
+    data = {}
+    for key, parts in fields.items():
+        if not parts:
+            continue
+        data[key] = np.concatenate(parts, axis=0) if n_frames else parts
+    if n_frames == 0:
+        data = {'name': _EMPTY_NAMES, 'location': np.zeros((0, 3)), 'dimensions': np.zeros((0, 3)),
+                'rotation_y': np.zeros(0), 'truncated': np.zeros(0), 'occluded': np.zeros(0),
+                'alpha': np.zeros(0), 'bbox': np.zeros((0, 4)), 'score': np.zeros(0)}
+    for key in _NUMERIC:
+        if key not in data:
+            continue
+        arr = data[key]
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            row = int(np.nonzero(bad.reshape(len(arr), -1).any(axis=1))[0][0])
+            f = _frame_of(offsets, row)
+            raise ValueError('{}[{}][{!r}][{}] = {!r} is not finite'.format(
+                side, f, key, row - offsets[f], arr[row].tolist()))
+    neg = data['dimensions'] < 0
+    if neg.any():
+        row = int(np.nonzero(neg.any(axis=1))[0][0])
+        f = _frame_of(offsets, row)
+        raise ValueError('{}[{}][\'dimensions\'][{}] = {!r} has a negative size'.format(
+            side, f, row - offsets[f], data['dimensions'][row].tolist()))
+    return data, offsets
+
+
+def check_frames(gt_annos, dt_annos):
+    """Check both lists of per-frame dicts and return :class:`Frames`; warns once for repairs."""
+    for side, annos in (('gt_annos', gt_annos), ('dt_annos', dt_annos)):
+        if isinstance(annos, dict) or not hasattr(annos, '__len__') or not hasattr(annos, '__getitem__'):
+            raise ValueError('{}: expected a list with one dict per frame, got {}'.format(
+                side, type(annos).__name__))
+    if len(gt_annos) != len(dt_annos):
+        raise ValueError('gt_annos has {} frames but dt_annos has {}: the lists must be aligned frame by '
+                         'frame (different counts usually mean duplicated or truncated distributed '
+                         'results)'.format(len(gt_annos), len(dt_annos)))
+    repairs = set()
+    gt, gt_off = _check_side(gt_annos, 'gt_annos', False, repairs)
+    dt, dt_off = _check_side(dt_annos, 'dt_annos', True, repairs)
+    notes = []
+    if repairs:
+        notes.append('missing optional field(s) {} filled with defaults (truncated 0, occluded 0, '
+                     'alpha -10, bbox {})'.format(sorted(repairs), list(FAKE_2D_BOX)))
+    if len(gt_annos) == 0:
+        notes.append('no frames to evaluate: every AP is 0')
+    elif len(dt['name']) == 0:
+        notes.append('no detections in any of the {} frames: every AP is 0'.format(len(gt_annos)))
+    if notes:
+        warnings.warn('kradar_eval: ' + '; '.join(notes), EvaluationInputWarning, stacklevel=3)
+    return Frames(len(gt_annos), gt, dt, gt_off, dt_off)
+
+
+def resolve_classes(current_classes):
+    """Class names to evaluate: names (case-insensitive) or K-Radar indices; unknown ones are dropped
+    with one warning listing them; none left is a ValueError."""
+    if isinstance(current_classes, (str, int, np.integer)):
+        current_classes = [current_classes]
+    lower = dict((c.lower(), c) for c in KRADAR_CLASSES)
+    known, unknown = [], []
+    for cls in current_classes:
+        if isinstance(cls, (int, np.integer)) and not isinstance(cls, bool):
+            if 0 <= int(cls) < len(KRADAR_CLASSES):
+                known.append(KRADAR_CLASSES[int(cls)])
+            else:
+                unknown.append(cls)
+        elif isinstance(cls, str) and cls.lower() in lower:
+            known.append(lower[cls.lower()])
+        else:
+            unknown.append(cls)
+    if unknown:
+        warnings.warn('kradar_eval: unknown class name(s) {} ignored; K-Radar classes are {}'.format(
+            unknown, list(KRADAR_CLASSES)), EvaluationInputWarning, stacklevel=3)
+    if not known:
+        raise ValueError('current_classes={!r}: no K-Radar class to evaluate (known: {})'.format(
+            list(current_classes), list(KRADAR_CLASSES)))
+    unique = []
+    for cls in known:
+        if cls not in unique:
+            unique.append(cls)
+    return tuple(unique)
+
+
+def check_eval_types(eval_types):
+    """Normalise ``eval_types`` (never mutates the argument): a tuple from 'bbox', 'bev', '3d', 'aos'."""
+    if eval_types is None:
+        eval_types = ('bbox', 'bev', '3d')
+    if isinstance(eval_types, str):
+        eval_types = (eval_types,)
+    eval_types = tuple(eval_types)
+    bad = [t for t in eval_types if t not in ('bbox', 'bev', '3d', 'aos')]
+    if bad or not [t for t in eval_types if t != 'aos']:
+        raise ValueError('eval_types={!r}: choose one or more of bbox, bev, 3d (aos needs bbox)'.format(
+            list(eval_types)))
+    return eval_types
