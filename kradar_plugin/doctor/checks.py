@@ -23,7 +23,7 @@ CHECKS = (
     Check('numpy-base', rules.numpy_base, ('numpy', 'numpy-base', 'numpy-runtime')),
     Check('torch-gpu', rules.torch_gpu, ('torch', 'torch-cuda', 'gpu-cc')),
     Check('mmcv-torch', rules.mmcv_torch, ('mmcv-full', 'mmcv-cuda', 'torch', 'torch-cuda')),
-    Check('shm', rules.shm, ('shm', 'workers-per-gpu', 'gpus-for-run')),
+    Check('shm', rules.shm, ('shm', 'workers-per-gpu')),
     Check('sharing-strategy', rules.sharing_strategy, ('sharing-strategy', 'nofile')),
     Check('local-rank', rules.local_rank, ('torch',)),
     Check('dist-timeout', rules.dist_timeout, ('dist-timeout', 'eval-minutes')),

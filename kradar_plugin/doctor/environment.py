@@ -53,10 +53,10 @@ def parse_assume(text):
     if not text:
         return {}
     items = text.items() if isinstance(text, dict) else \
-        [tuple(p.split('=', 1)) if '=' in p else (p, None) for p in re.split(r'[,\s]+', text.strip()) if p]
+        [tuple(p.split('=', 1)) if '=' in p else (p, None) for p in text.split(',') if p.strip()]
     out = {}
     for key, value in items:
-        raw = key
+        raw = key = key.strip()
         key = normalize_name(key)
         key = ALIASES.get(key, ALIASES.get(raw, key))
         if key not in ASSUMABLE:
@@ -72,6 +72,8 @@ def parse_assume(text):
             value = float(value)
         elif key == 'gpu-cc':
             value = value.split('/')
+        elif key == 'mmcv-cuda' and value.lower() in ('cpu', 'none', 'not available'):
+            value = 'not available'  # what mmcv.ops.get_compiling_cuda_version() says for a CPU build
         elif key == 'libnvvm':
             value = value if value.lower() not in ('no', 'none', 'false', '0') else None
         elif key not in ('mmcv-ext', 'sharing-strategy') and parse_version(value) is None:

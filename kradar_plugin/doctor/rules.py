@@ -38,7 +38,9 @@ def numba_numpy(facts):
     if findings and facts.get('numpy-base') and facts.get('numpy') and facts['numpy-base'] != facts['numpy']:
         f = findings[0]  # say which numpy: conda's numpy-base, not the numpy record the user pinned
         findings = [f._replace(reason=f.reason + ' [numpy %s is what imports: conda numpy-base, not the '
-                                                  'numpy %s record]' % (numpy, facts['numpy']))]
+                                                  'numpy %s record]' % (numpy, facts['numpy']),
+                               fix='conda install numpy=%s numpy-base=%s (conda#7481), then re-check'
+                                   % (facts['numpy'], facts['numpy']))]
     error = facts.get('numba-import')
     if not findings and error and error != 'ok':
         findings = [Finding('FAIL', 'import numba fails: %s' % error,

@@ -1,0 +1,164 @@
+"""Every doctor rule judged on assumed versions (no probing): the failing case, and the passing neighbour."""
+import pytest
+
+from kradar_plugin.doctor import environment
+
+from .helpers import by_status, judge, result
+
+
+def test_no_gpu_means_cuda_checks_skip_not_fail():
+    results = judge('numba=0.48.0,numpy=1.19.5,python=3.7.16', machine={'cuda': '11.3', 'libnvvm': None})
+    # A toolkit on disk but no GPU and no planned CUDA: numba.cuda will not run, nothing to fail.
+    for name in ('numba-cuda', 'numba-driver', 'libnvvm', 'torch-gpu'):
+        assert result(results, name).status == 'SKIP', name
+    assert by_status(results, 'FAIL') == []
+
+
+def test_gpu_without_libnvvm_warns():
+    results = judge('numba=0.60.0,numpy=1.26.4,python=3.11.7', machine={'gpus': 1, 'libnvvm': None})
+    assert result(results, 'libnvvm').status == 'WARN' and 'libNVVM' in result(results, 'libnvvm').reason
+
+
+def test_driver_580_with_old_numba():
+    results = judge('numba=0.60.0,numpy=1.26.4,python=3.11.7,driver=580.65.06,cuda=12.4')
+    assert by_status(results, 'FAIL') == ['numba-driver']
+    assert "numba>=0.63" in result(results, 'numba-driver').fix
+
+
+def test_mmcv_instead_of_mmcv_full():
+    results = judge('mmcv=1.4.0,mmdet=2.19.0')
+    r = result(results, 'mmcv-full')
+    assert r.status == 'FAIL' and "No module named 'mmcv._ext'" in r.reason and 'mmcv-full' in r.fix
+    assert r.fix.startswith('pip uninstall -y mmcv')
+
+
+def test_mmcv_and_mmcv_full_both_installed():
+    # Assuming only mmcv-full replaces the whole mmcv group: a live lite mmcv does not count.
+    assert result(judge('mmcv-full=1.7.2', machine={'mmcv': '1.7.0'}), 'mmcv-full').status == 'OK'
+    results = judge('mmcv=1.7.0,mmcv-full=1.7.2')
+    assert result(results, 'mmcv-full').status == 'FAIL' and 'both' in result(results, 'mmcv-full').reason
+
+
+def test_mmcv_ext_import_error_is_reported_verbatim():
+    err = 'ImportError: /x/mmcv/_ext.cpython-37m-x86_64-linux-gnu.so: undefined symbol: _ZN2at5sliceE'
+    results = judge('mmcv-full=1.4.0,torch=1.10.0+cu113,mmcv-ext=%s' % err.replace(',', ' '))
+    r = result(results, 'mmcv-full')
+    assert r.status == 'FAIL' and 'undefined symbol' in r.reason and 'another torch' in r.reason
+    assert 'cu113/torch1.10.0' in r.fix
+
+
+def test_mmcv_2_is_the_full_build():
+    results = judge('mmcv=2.1.0')
+    assert result(results, 'mmcv-full').status == 'OK'
+
+
+@pytest.mark.parametrize('assume, failing', [
+    ('mmcv-full=1.6.0,mmdet3d=0.17.3,mmdet=2.24.0,mmseg=0.20.0', 'mmdet3d'),   # 1.6.0 > 1.5.0
+    ('mmcv-full=1.3.16,mmdet=2.19.0', 'mmdet'),                                # 1.3.16 < 1.3.17
+    ('mmcv-full=1.5.0,mmdet3d=0.17.3,mmdet=2.19.0,mmseg=1.1.0', 'mmdet3d'),    # mmseg 1.1.0 > 1.0.0
+])
+def test_openmmlab_asserted_ranges(assume, failing):
+    results = judge(assume)
+    fails = [r for r in results if r.status == 'FAIL']
+    assert [r.name for r in fails] == ['mmcv-range'] and fails[0].reason.startswith(failing)
+
+
+def test_installed_package_source_wins_over_the_table():
+    # An installed mmdet3d whose own __init__ accepts mmcv up to 1.6.0 (a fork): the assert read from the
+    # package decides, not the table.
+    installed = {'mmdet3d': {'mmcv-full': ('1.3.8', '1.6.0', True, True)}}
+    results = judge('mmcv-full=1.6.0', machine={'mmdet3d': '0.17.3', 'installed-ranges': installed})
+    assert result(results, 'mmcv-range').status == 'OK'
+    relaxed = {'mmdet3d': {'mmcv-full': ('1.3.8', '1.5.0', True, False)}}
+    results = judge('mmcv-full=1.6.0', machine={'mmdet3d': '0.17.3', 'installed-ranges': relaxed})
+    assert result(results, 'mmcv-range').status == 'WARN'
+
+
+def test_yapf_rule():
+    assert result(judge('yapf=0.40.2,mmcv-full=1.7.1'), 'yapf').status == 'FAIL'
+    assert result(judge('yapf=0.40.2,mmcv-full=1.7.2'), 'yapf').status == 'OK'
+    assert result(judge('yapf=0.40.1,mmcv-full=1.4.0'), 'yapf').status == 'OK'
+
+
+def test_pip_numpy_copy_warns():
+    results = judge('numpy=1.19.5', machine={'numpy-runtime': None})
+    assert result(results, 'numpy-base').status == 'SKIP'
+    live = {'numpy': '1.26.4', 'numpy-runtime': '1.24.0'}
+    assert result(judge('python=3.11.7', machine=live), 'numpy-base').status == 'WARN'
+
+
+def test_torch_cuda_build_vs_gpu():
+    # torch cu113 wheels stop at sm_86: an H100 (9.0) has no kernels; an A100 (8.0) is fine.
+    assert result(judge('torch=1.10.0+cu113,gpu-cc=9.0'), 'torch-gpu').status == 'FAIL'
+    assert result(judge('torch=1.10.0+cu113,gpu-cc=8.0'), 'torch-gpu').status == 'OK'
+    # The live arch list beats the table: sm_80 cubins run on 8.6; compute_70 PTX JITs forward.
+    live = {'torch': '2.0.1', 'torch-cuda': '11.7', 'gpus': 1, 'gpu-cc': ['8.6'],
+            'torch-arch': ['sm_70', 'sm_80']}
+    assert result(judge('python=3.11.7', machine=live), 'torch-gpu').status == 'OK'
+    live['torch-arch'] = ['sm_70', 'sm_75']
+    assert result(judge('python=3.11.7', machine=live), 'torch-gpu').status == 'FAIL'
+    live['torch-arch'] = ['sm_75', 'compute_75']
+    assert result(judge('python=3.11.7', machine=live), 'torch-gpu').status == 'OK'
+
+
+def test_mmcv_compiled_for_other_torch_or_cuda():
+    assert result(judge('torch=2.0.1,mmcv-full=1.7.2,mmcv-torch=1.13.1'), 'mmcv-torch').status == 'FAIL'
+    assert result(judge('torch=2.0.1,mmcv-full=1.7.2,mmcv-torch=2.0.0'), 'mmcv-torch').status == 'OK'
+    r = result(judge('torch=1.10.0+cu113,mmcv-full=1.4.0,mmcv-cuda=10.2'), 'mmcv-torch')
+    assert r.status == 'FAIL' and 'cu113/torch1.10.0' in r.fix
+    # A CPU-only mmcv-full is fine without a GPU (our CI stack), a warning with one.
+    cpu = 'torch=2.0.1+cu117,mmcv-full=1.7.2,mmcv-cuda=not available'
+    assert result(judge(cpu), 'mmcv-torch').status == 'OK'
+    assert result(judge(cpu + ',gpu-cc=8.6'), 'mmcv-torch').status == 'WARN'
+
+
+@pytest.mark.parametrize('shm, workers, gpus, status', [
+    ('64M', 2, 1, 'FAIL'),      # Docker default vs 2 workers: 64 MiB < 2 x 128 MiB
+    ('1G', 4, 2, 'FAIL'),       # 8 workers need >= 1 GiB; exactly 1 GiB passes the floor ...
+    ('2G', 4, 2, 'WARN'),       # ... but < 8 x 512 MiB = 4 GiB recommended
+    ('4G', 4, 2, 'OK'),
+    ('64M', 0, 8, 'OK'),        # no workers: nothing in /dev/shm
+])
+def test_shm_vs_workers(shm, workers, gpus, status):
+    results = judge('shm=%s,workers-per-gpu=%d' % (shm, workers), gpus_for_run=None,
+                    **{'gpus-for-run': gpus})
+    if shm == '1G':
+        status = 'WARN'  # 1 GiB == 8 x 128 MiB: not below the floor
+    assert result(results, 'shm').status == status
+
+
+def test_shm_small_without_config():
+    assert result(judge('shm=64M'), 'shm').status == 'WARN'
+    assert result(judge('shm=8G'), 'shm').status == 'OK'
+
+
+def test_sharing_strategy():
+    assert result(judge('sharing-strategy=file_system'), 'sharing-strategy').status == 'WARN'
+    assert result(judge('sharing-strategy=file_descriptor,nofile=1024'), 'sharing-strategy').status == 'WARN'
+    assert result(judge('sharing-strategy=file_descriptor,nofile=65536'), 'sharing-strategy').status == 'OK'
+    r = result(judge('nofile=65536', machine={'shm-managers': 3}), 'sharing-strategy')
+    assert r.status == 'WARN' and '3 torch_shm_manager' in r.reason
+
+
+@pytest.mark.parametrize('eval_minutes, timeout, status', [
+    (45, None, 'FAIL'),        # default 30 min process-group timeout
+    (25, None, 'WARN'),        # > 80 % of 30 min
+    (10, None, 'OK'),
+    (45, 5400, 'OK'),          # dist_params timeout=5400 s (90 min)
+])
+def test_dist_timeout_vs_long_eval(eval_minutes, timeout, status):
+    assume = 'eval-minutes=%d' % eval_minutes + (',dist-timeout=%d' % timeout if timeout else '')
+    assert result(judge(assume), 'dist-timeout').status == status
+
+
+def test_parse_assume_errors_name_the_item():
+    with pytest.raises(ValueError, match="unknown key 'numbaa'"):
+        environment.parse_assume('numbaa=0.48.0')
+    with pytest.raises(ValueError, match="'numba' needs a value"):
+        environment.parse_assume('numba')
+    with pytest.raises(ValueError, match='numba=.*not a version'):
+        environment.parse_assume('numba=latest')
+    with pytest.raises(ValueError, match='cannot read size'):
+        environment.parse_assume('shm=lots')
+    assert environment.parse_assume('mmcv_full=1.4.0,numpy_base=1.20.3,shm=64M') == {
+        'mmcv-full': '1.4.0', 'numpy-base': '1.20.3', 'shm': 64 * 2 ** 20}
