@@ -1,0 +1,106 @@
+"""``kradar-eval``: evaluate saved K-Radar annotations or model results offline (thin CLI)."""
+import argparse
+import json
+import os
+import pickle
+import sys
+
+from .kradar_eval import evaluate_annos
+from .protocols import PROTOCOL_NAMES
+from . import report
+
+
+def _parser():
+    p = argparse.ArgumentParser(
+        prog='kradar-eval',
+        description='K-Radar evaluation with the legacy (EchoFusion), revised (K-Radar eval_revised) or '
+                    'fixed protocol, on evaluator-layout annotation pickles or on an info pickle plus saved '
+                    'model results.')
+    p.add_argument('--gt-annos', help='pickle: list of per-frame GT dicts (EchoFusion format_anno layout)')
+    p.add_argument('--dt-annos', help='pickle: list of per-frame detection dicts (same layout + score)')
+    p.add_argument('--infos', help='EchoFusion info pickle (e.g. kradar_infos_val.pkl)')
+    p.add_argument('--results', help='pickle of per-frame model results (as saved by KRadarDataset.evaluate)')
+    p.add_argument('--classes', nargs='+', default=['Sedan'], help='classes to evaluate (default: Sedan)')
+    p.add_argument('--protocol', default='legacy', choices=list(PROTOCOL_NAMES) + ['all'])
+    p.add_argument('--eval-types', nargs='+', default=['bbox', 'bev', '3d'], choices=['bbox', 'bev', '3d'])
+    p.add_argument('--distance-edges', nargs='+', type=float, default=None,
+                   help='distance bin edges in metres for distance-binned protocols (default 0 30 50 72)')
+    p.add_argument('--dt-z-is-bottom', action='store_true',
+                   help='--results mode: the boxes\' z is the true bottom (add dz/2); EchoFusion models '
+                        'output the label centre there')
+    p.add_argument('--json', help='write {"protocol": ..., "metrics": {...}} (AP in percent) to this file')
+    p.add_argument('--plot-dir', help='save a precision-recall PNG per class, metric and IoU here')
+    return p
+
+
+def _load(path, what):
+    if not os.path.isfile(path):
+        raise ValueError('{} {!r}: no such file'.format(what, path))
+    try:
+        with open(path, 'rb') as f:
+            return pickle.load(f)
+    except ImportError as exc:
+        raise ValueError('{} {!r} needs a module that is not installed to unpickle ({}); save plain numpy '
+                         'arrays instead'.format(what, path, exc))
+    except Exception as exc:
+        raise ValueError('{} {!r}: cannot read the pickle ({}: {})'.format(what, path, type(exc).__name__, exc))
+
+
+def _evaluations(args):
+    overrides = {}
+    if args.distance_edges is not None:
+        overrides['distance_edges'] = tuple(args.distance_edges)
+    names = list(PROTOCOL_NAMES) if args.protocol == 'all' else [args.protocol]
+    annos_mode = args.gt_annos or args.dt_annos
+    infos_mode = args.infos or args.results
+    if bool(annos_mode) == bool(infos_mode) or (annos_mode and not (args.gt_annos and args.dt_annos)) or (
+            infos_mode and not (args.infos and args.results)):
+        raise ValueError('give either --gt-annos and --dt-annos, or --infos and --results')
+    out = []
+    if annos_mode:
+        gt, dt = _load(args.gt_annos, '--gt-annos'), _load(args.dt_annos, '--dt-annos')
+        for name in names:
+            out.append(evaluate_annos(gt, dt, args.classes, args.eval_types, name, **overrides))
+    else:
+        from kradar_plugin.datasets.kradar_format import build_annos
+        infos, results = _load(args.infos, '--infos'), _load(args.results, '--results')
+        for name in names:
+            gt, dt, _, proto = build_annos(infos, results, args.classes, name,
+                                           dt_z_is_bottom=args.dt_z_is_bottom, **overrides)
+            out.append(evaluate_annos(gt, dt, args.classes, args.eval_types, proto))
+    return out
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
+    try:
+        evaluations = _evaluations(args)
+    except ValueError as exc:
+        sys.stderr.write('kradar-eval: error: {}\n'.format(exc))
+        return 2
+    for ev in evaluations:
+        sys.stdout.write('=== protocol: {} ===\n{}\n'.format(ev.protocol.name, ev.result_str))
+    if len(evaluations) > 1:
+        sys.stdout.write(report.side_by_side(evaluations))
+    if args.json:
+        if len(evaluations) == 1:
+            payload = {'protocol': evaluations[0].protocol.name, 'metrics': report.json_metrics(evaluations[0])}
+        else:
+            payload = {'protocol': 'all',
+                       'metrics': dict((ev.protocol.name, report.json_metrics(ev)) for ev in evaluations)}
+        directory = os.path.dirname(os.path.abspath(args.json))
+        if not os.path.isdir(directory):
+            os.makedirs(directory)
+        with open(args.json, 'w') as f:
+            json.dump(payload, f, indent=2, sort_keys=True)
+        sys.stdout.write('metrics written to {}\n'.format(args.json))
+    if args.plot_dir:
+        paths = []
+        for ev in evaluations:
+            paths.extend(report.save_pr_curves(ev, args.plot_dir))
+        sys.stdout.write('{} precision-recall plots written to {}\n'.format(len(paths), args.plot_dir))
+    return 0
+
+
+if __name__ == '__main__':  # pragma: no cover
+    sys.exit(main())
