@@ -113,17 +113,14 @@ def test_mmcv_compiled_for_other_torch_or_cuda():
 
 
 @pytest.mark.parametrize('shm, workers, gpus, status', [
-    ('64M', 2, 1, 'FAIL'),      # Docker default vs 2 workers: 64 MiB < 2 x 128 MiB
-    ('1G', 4, 2, 'FAIL'),       # 8 workers need >= 1 GiB; exactly 1 GiB passes the floor ...
-    ('2G', 4, 2, 'WARN'),       # ... but < 8 x 512 MiB = 4 GiB recommended
+    ('64M', 2, 1, 'FAIL'),      # Docker default vs 2 workers: 64 MiB < 2 x 128 MiB floor
+    ('512M', 4, 2, 'FAIL'),     # 8 workers: 512 MiB < 8 x 128 MiB = 1 GiB
+    ('1G', 4, 2, 'WARN'),       # exactly the 1 GiB floor, but < 8 x 512 MiB = 4 GiB recommended
     ('4G', 4, 2, 'OK'),
     ('64M', 0, 8, 'OK'),        # no workers: nothing in /dev/shm
 ])
 def test_shm_vs_workers(shm, workers, gpus, status):
-    results = judge('shm=%s,workers-per-gpu=%d' % (shm, workers), gpus_for_run=None,
-                    **{'gpus-for-run': gpus})
-    if shm == '1G':
-        status = 'WARN'  # 1 GiB == 8 x 128 MiB: not below the floor
+    results = judge('shm=%s,workers-per-gpu=%d' % (shm, workers), **{'gpus-for-run': gpus})
     assert result(results, 'shm').status == status
 
 
