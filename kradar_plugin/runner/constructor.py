@@ -8,7 +8,7 @@ default, 'first', 'off'), ``eval_samples`` and ``base_constructor`` (the constru
 mmcv's default unless the config named another). ``KRADAR_EVAL_ONLY``/``KRADAR_EVAL_FIRST``/
 ``KRADAR_EVAL_SAMPLES`` override them (``eval_mode``).
 """
-from mmcv.runner import RUNNER_BUILDERS
+from mmcv.runner.builder import RUNNER_BUILDERS
 from mmcv.runner.default_constructor import DefaultRunnerConstructor
 
 from . import eval_mode

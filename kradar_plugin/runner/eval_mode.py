@@ -36,13 +36,14 @@ def check_mode(mode):
 def check_samples(samples, source='eval_samples'):
     if samples is None:
         return None
+    original = samples
     if isinstance(samples, str):
         try:
             samples = int(samples.strip())
         except ValueError:
             raise ValueError('{}={!r}: expected a positive integer'.format(source, samples))
     if isinstance(samples, bool) or not isinstance(samples, int) or samples <= 0:
-        raise ValueError('{}={!r}: expected a positive integer'.format(source, samples))
+        raise ValueError('{}={!r}: expected a positive integer'.format(source, original))
     return samples
 
 

@@ -55,16 +55,18 @@ class EvalOnlyHook(Hook):
 
     def evaluate_now(self, runner, hook):
         """One evaluation through the hook's own ``_do_evaluate``, logged by the logger hooks."""
-        saved = (hook.interval, hook.start, hook.save_best, runner.mode)
+        saved = (hook.interval, hook.start, hook.save_best, runner.mode,
+                 getattr(runner, 'data_loader', None))
         hook.interval, hook.start, hook.save_best = 1, None, None
         runner.mode = 'val'
+        runner.data_loader = hook.dataloader  # TextLoggerHook reads len(runner.data_loader)
         runner.logger.info('kradar_plugin eval-%s: evaluating %d validation samples before training',
                            self.mode, len(hook.dataloader.dataset))
         try:
             hook._do_evaluate(runner)
             self.log_metrics(runner)
         finally:
-            hook.interval, hook.start, hook.save_best, runner.mode = saved
+            (hook.interval, hook.start, hook.save_best, runner.mode, runner.data_loader) = saved
         self.evaluated += 1
 
     @staticmethod

@@ -51,7 +51,7 @@ def report_and_exit(exc, stage, extra=None, exit_code=1):
     if extra:
         text += tagged(extra, tag)
     sys.stdout.flush()
-    sys.stderr.write(lines[0] + '\n' + text)
+    sys.stderr.write('\n' + lines[0] + '\n' + text)
     sys.stderr.flush()
     record_to_error_file(exc)
     os._exit(exit_code)
