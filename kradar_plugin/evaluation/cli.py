@@ -74,6 +74,11 @@ def _evaluations(args):
 def main(argv=None):
     args = _parser().parse_args(argv)
     try:
+        if args.plot_dir:
+            try:
+                import matplotlib  # noqa: F401  (checked before the evaluation runs)
+            except ImportError:
+                raise ValueError('--plot-dir needs matplotlib (pip install matplotlib)')
         evaluations = _evaluations(args)
     except ValueError as exc:
         sys.stderr.write('kradar-eval: error: {}\n'.format(exc))

@@ -1,0 +1,45 @@
+"""The protocol table and the AP building blocks."""
+import math
+
+import numpy as np
+import pytest
+
+from kradar_plugin.evaluation import PROTOCOLS, PROTOCOL_NAMES, get_protocol
+from kradar_plugin.evaluation import ap
+
+
+def test_table_settings():
+    assert PROTOCOL_NAMES == ('legacy', 'revised', 'fixed')
+    legacy, revised, fixed = (PROTOCOLS[n] for n in PROTOCOL_NAMES)
+    assert (legacy.interpolation, revised.interpolation, fixed.interpolation) == ('11of41', 'all41', 'r40')
+    assert (legacy.z_center, revised.z_center, fixed.z_center) == (1.0, 0.5, 0.5)
+    assert legacy.yaw_offset == 0.0 and fixed.yaw_offset == -math.pi / 2
+    assert legacy.drop_frames_without_gt and not fixed.drop_frames_without_gt
+    assert fixed.column_labels() == ('all', '0-30m', '30-50m', '50-72m')
+    assert legacy.column_labels() == ('easy', 'moderate', 'hard')
+    assert get_protocol('fixed', distance_edges=(0, 40, 80)).column_labels() == ('all', '0-40m', '40-80m')
+    with pytest.raises(ValueError):
+        get_protocol('fixed', distance_edges=(30, 10))
+    with pytest.raises(AttributeError):
+        legacy.z_center = 0.5
+
+
+def test_get_thresholds_hand_cases():
+    # 2 GT, 2 TP scores: both kept (fewer thresholds than the 41 sample points)
+    assert list(ap.get_thresholds([0.7, 0.9], 2)) == [0.9, 0.7]
+    # 80 GT, 80 TP: recall steps of 1/80, sample points every 1/40 -> every other score, 41 in all
+    scores = np.linspace(1, 0.01, 80)
+    thr = ap.get_thresholds(scores, 80)
+    assert len(thr) == 41 and thr[0] == scores[0] and thr[-1] == scores[-1]
+    assert len(ap.get_thresholds([], 0)) == 0
+
+
+def test_interpolations_by_hand():
+    p41 = ap.precision_at_sample_points([0.5, 1.0])
+    assert list(p41[:3]) == [1.0, 1.0, 0.0]
+    assert ap.ap_11_of_41(p41) == pytest.approx(100 / 11.)
+    assert ap.ap_all_41(p41) == pytest.approx(200 / 41.)
+    # operating points (R, P): (0.5, 1), (1.0, 0.5) -> R40: 20 positions at 1, 20 at 0.5
+    assert ap.ap_r40([0.5, 1.0], [1.0, 0.5]) == pytest.approx(75.0)
+    assert ap.ap_r40([], []) == 0.0
+    assert list(ap.ratios([1, 0], [0, 0])) == [0.0, 0.0]

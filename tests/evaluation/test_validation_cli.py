@@ -1,0 +1,148 @@
+"""Bad inputs, the numba-free path and the CLI end to end."""
+import json
+import os
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from kradar_plugin.evaluation import kradar_eval
+
+from ._data import frame, perfect
+
+GT = frame([[0, 0, 20], [2, 0, 40]], [[4, 1.5, 2]] * 2, [0.0, 0.5])
+
+
+def _bad(**changes):
+    d = perfect(GT)
+    d.update(changes)
+    return d
+
+
+@pytest.mark.parametrize('field,value,match', [
+    ('location', np.array([[0, 0, 20], [np.nan, 0, 40]]), r"dt_annos\[1\]\['location'\]\[1\].*not finite"),
+    ('score', np.array([0.5, np.inf]), r"dt_annos\[1\]\['score'\]\[1\]"),
+    ('dimensions', np.array([[4, 1.5, 2], [4, -1.5, 2]]), r"dt_annos\[1\]\['dimensions'\]\[1\].*negative"),
+    ('score', np.array([0.5]), r"dt_annos\[1\]: field 'score' has 1 entries but 'name' has 2"),
+])
+def test_bad_values_name_frame_field_and_value(field, value, match):
+    with pytest.raises(ValueError, match=match):
+        kradar_eval([GT, GT], [perfect(GT), _bad(**{field: value})], ['Sedan'])
+
+
+def test_frame_count_mismatch_and_missing_fields():
+    with pytest.raises(ValueError, match='gt_annos has 2 frames but dt_annos has 1'):
+        kradar_eval([GT, GT], [perfect(GT)], ['Sedan'])
+    d = perfect(GT)
+    del d['score']
+    with pytest.raises(ValueError, match=r"dt_annos\[0\]: missing field\(s\) \['score'\]"):
+        kradar_eval([GT], [d], ['Sedan'])
+    with pytest.raises(ValueError, match='no K-Radar class'):
+        kradar_eval([GT], [perfect(GT)], ['Car'])
+    with pytest.raises(ValueError, match='unknown protocol'):
+        kradar_eval([GT], [perfect(GT)], ['Sedan'], protocol='kitti')
+    with pytest.raises(ValueError, match='unknown protocol setting'):
+        kradar_eval([GT], [perfect(GT)], ['Sedan'], protocol='fixed', bins=3)
+
+
+def test_missing_optional_fields_repaired_with_one_warning():
+    g = dict((k, v) for k, v in GT.items() if k not in ('bbox', 'alpha', 'truncated', 'occluded'))
+    d = dict((k, v) for k, v in perfect(GT).items() if k not in ('bbox', 'alpha'))
+    import warnings
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter('always')
+        _, res = kradar_eval([g], [d], ['Sedan'], protocol='fixed')
+    assert len(rec) == 1 and 'filled with defaults' in str(rec[0].message)
+    assert res['Sedan/bev@0.7'] == 100.0
+
+
+def test_plain_python_path_without_numba_gives_same_numbers(tmp_path):
+    code = ("import sys; sys.modules['numba'] = None\n"
+            "import numpy as np, json\n"
+            "from kradar_plugin.evaluation import kradar_eval, _jit\n"
+            "assert not _jit.NUMBA_AVAILABLE\n"
+            "from tests.evaluation._data import random_gt, noisy_dets\n"
+            "rs = np.random.RandomState(2)\n"
+            "g = [random_gt(rs, 4) for _ in range(6)]; d = [noisy_dets(rs, x, 2) for x in g]\n"
+            "out = {p: kradar_eval(g, d, ['Sedan'], protocol=p)[1] for p in ('legacy', 'fixed')}\n"
+            "print(json.dumps(out))\n")
+    env = dict(os.environ, KRADAR_IOU_BACKEND='numpy')
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    proc = subprocess.run([sys.executable, '-c', code], cwd=root, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True)
+    assert proc.returncode == 0, proc.stderr
+    plain = json.loads(proc.stdout.strip().splitlines()[-1])
+    from ._data import random_gt, noisy_dets
+    rs = np.random.RandomState(2)
+    g = [random_gt(rs, 4) for _ in range(6)]
+    d = [noisy_dets(rs, x, 2) for x in g]
+    for p in ('legacy', 'fixed'):
+        jitted = kradar_eval(g, d, ['Sedan'], protocol=p)[1]
+        assert plain[p].keys() == jitted.keys()
+        assert np.allclose([plain[p][k] for k in jitted], [jitted[k] for k in jitted], atol=1e-9)
+
+
+def _run_cli(args, cwd):
+    return subprocess.run([sys.executable, '-m', 'kradar_plugin.evaluation'] + args, cwd=cwd,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+
+
+def test_cli_end_to_end(tmp_path):
+    gts = [GT, frame(np.zeros((0, 3)), np.zeros((0, 3)), [])]
+    dts = [perfect(GT), frame([[0, 0, 30]], [[4, 1.5, 2]], [0.0], scores=[0.99])]
+    for name, obj in (('gt.pkl', gts), ('dt.pkl', dts)):
+        with open(str(tmp_path / name), 'wb') as f:
+            pickle.dump(obj, f)
+    out_json = str(tmp_path / 'm.json')
+    plots = str(tmp_path / 'plots')
+    base = ['--gt-annos', str(tmp_path / 'gt.pkl'), '--dt-annos', str(tmp_path / 'dt.pkl'),
+            '--classes', 'Sedan', '--protocol', 'all', '--eval-types', 'bev', '3d', '--json', out_json]
+    try:
+        import matplotlib  # noqa: F401
+        has_mpl = True
+    except ImportError:
+        has_mpl = False
+    if not has_mpl:
+        proc = _run_cli(base + ['--plot-dir', plots], str(tmp_path))
+        assert proc.returncode == 2 and '--plot-dir needs matplotlib' in proc.stderr
+    proc = _run_cli(base + (['--plot-dir', plots] if has_mpl else []), str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert 'side by side' in proc.stdout and 'fixed-leg' in proc.stdout
+    payload = json.load(open(out_json))
+    assert payload['protocol'] == 'all'
+    assert set(payload['metrics']) == {'legacy', 'revised', 'fixed'}
+    # 2 GT; FP (0.99) above two TPs: fixed R40 = 2/3 everywhere
+    assert payload['metrics']['fixed']['Sedan/bev@0.5'] == pytest.approx(200 / 3.)
+    assert payload['metrics']['legacy']['Sedan/bev@0.5'] == pytest.approx(200 / 33.)
+    assert 'Sedan/3d@0.7/0-30m' in payload['metrics']['fixed']
+    if has_mpl:
+        _check_pngs(plots)
+    single = _run_cli(['--gt-annos', str(tmp_path / 'gt.pkl'), '--dt-annos', str(tmp_path / 'dt.pkl'),
+                       '--json', out_json], str(tmp_path))
+    assert single.returncode == 0, single.stderr
+    payload = json.load(open(out_json))
+    assert payload['protocol'] == 'legacy'
+    assert set(payload['metrics']) == set('Sedan/{}@{}'.format(m, i) for m in ('bev', '3d')
+                                          for i in ('0.3', '0.5', '0.7'))
+
+
+def _check_pngs(plots):
+    pngs = sorted(os.listdir(plots))
+    assert len(pngs) == 3 * 2 * 3 and all(p.endswith('.png') for p in pngs)
+    with open(os.path.join(plots, pngs[0]), 'rb') as f:
+        assert f.read(8) == b'\x89PNG\r\n\x1a\n'
+
+
+def test_cli_errors_are_one_line(tmp_path):
+    with open(str(tmp_path / 'gt.pkl'), 'wb') as f:
+        pickle.dump([GT, GT], f)
+    with open(str(tmp_path / 'dt.pkl'), 'wb') as f:
+        pickle.dump([perfect(GT)], f)
+    proc = _run_cli(['--gt-annos', str(tmp_path / 'gt.pkl'), '--dt-annos', str(tmp_path / 'dt.pkl')],
+                    str(tmp_path))
+    assert proc.returncode == 2
+    assert 'gt_annos has 2 frames but dt_annos has 1' in proc.stderr and 'Traceback' not in proc.stderr
+    proc = _run_cli(['--gt-annos', str(tmp_path / 'gt.pkl')], str(tmp_path))
+    assert proc.returncode == 2 and 'give either' in proc.stderr
