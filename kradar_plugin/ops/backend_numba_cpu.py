@@ -1,7 +1,8 @@
 """numba-CPU backend: ``clamp_kernel`` compiled with ``njit``, parallel over the rows of ``boxes``.
 
 Importing this module imports numba; ``kradar_plugin.ops`` does so only when this backend is chosen.
-``cache=True`` keeps the machine code on disk, so a new process does not recompile.
+``cache=True`` keeps the machine code on disk, so a new process does not recompile. Pairs whose
+circumscribed circles do not meet are skipped, as in the numpy backend.
 """
 import numba
 import numpy as np
@@ -15,8 +16,14 @@ _pair = make_pair_intersection(numba.njit(cache=True))
 @numba.njit(cache=True, parallel=True)
 def _intersections(boxes, off_a, query_boxes, cos_b, sin_b, out):
     for a in numba.prange(boxes.shape[0]):
+        radius_a = 0.5 * np.hypot(boxes[a, 2], boxes[a, 3])
         for b in range(query_boxes.shape[0]):
-            out[a, b] = _pair(boxes[a, 0] - query_boxes[b, 0], boxes[a, 1] - query_boxes[b, 1], off_a[a],
+            dcx = boxes[a, 0] - query_boxes[b, 0]
+            dcy = boxes[a, 1] - query_boxes[b, 1]
+            reach = radius_a + 0.5 * np.hypot(query_boxes[b, 2], query_boxes[b, 3])
+            if dcx * dcx + dcy * dcy > reach * reach:
+                continue  # circumscribed circles apart: out stays 0
+            out[a, b] = _pair(dcx, dcy, off_a[a],
                               cos_b[b], sin_b[b], 0.5 * query_boxes[b, 2], 0.5 * query_boxes[b, 3])
 
 

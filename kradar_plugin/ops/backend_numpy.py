@@ -7,6 +7,7 @@ point across B's interior, so winding numbers inside B are kept and are 0 outsid
 each edge of A between the parameters where the edge crosses the lines u = ±hx, v = ±hy, so sampling
 each edge at t = 0 and those (sorted) crossings makes the polygon exact. There is no point-in-polygon
 test and no angle sort, so identical, touching and collinear boxes need no epsilon and never give NaN.
+Pairs whose circumscribed circles do not meet are skipped (their intersection is 0).
 """
 import numpy as np
 
@@ -23,50 +24,60 @@ def intersection_areas(boxes, query_boxes):
     if n == 0 or k == 0:
         return out
     off_a = corner_offsets(boxes)                       # (N, 4, 2)
+    radius_a = 0.5 * np.hypot(boxes[:, 2], boxes[:, 3])
+    radius_b = 0.5 * np.hypot(query_boxes[:, 2], query_boxes[:, 3])
     cos_b = np.cos(query_boxes[:, 4])
     sin_b = np.sin(query_boxes[:, 4])
-    hx = 0.5 * query_boxes[:, 2]
-    hy = 0.5 * query_boxes[:, 3]
     rows = max(1, CHUNK_PAIRS // k)
     for r0 in range(0, n, rows):
         r1 = min(n, r0 + rows)
-        out[r0:r1] = _chunk(boxes[r0:r1], off_a[r0:r1], query_boxes, cos_b, sin_b, hx, hy)
+        dcx = boxes[r0:r1, 0, None] - query_boxes[None, :, 0]
+        dcy = boxes[r0:r1, 1, None] - query_boxes[None, :, 1]
+        reach = radius_a[r0:r1, None] + radius_b[None, :]
+        ia, ib = np.nonzero(dcx * dcx + dcy * dcy <= reach * reach)
+        if len(ia):
+            out[ia + r0, ib] = _pairs(dcx[ia, ib], dcy[ia, ib], off_a[ia + r0], cos_b[ib], sin_b[ib],
+                                      0.5 * query_boxes[ib, 2], 0.5 * query_boxes[ib, 3])
     return out
 
 
-def _chunk(boxes, off_a, query_boxes, cos_b, sin_b, hx, hy):
-    # Corner positions of A relative to B's centre, (n, K, 4) per coordinate.
-    dcx = boxes[:, None, 0] - query_boxes[None, :, 0]
-    dcy = boxes[:, None, 1] - query_boxes[None, :, 1]
-    dx = dcx[:, :, None] + off_a[:, None, :, 0]
-    dy = dcy[:, :, None] + off_a[:, None, :, 1]
-    c = cos_b[None, :, None]
-    s = sin_b[None, :, None]
+def _pairs(dcx, dcy, off, c, s, hx, hy):
+    """Intersection areas of P pairs: (P,) centre differences, (P, 4, 2) corner offsets of A, (P,) cos,
+    sin of B's angle and B's half sizes."""
+    dx = dcx[:, None] + off[:, :, 0]
+    dy = dcy[:, None] + off[:, :, 1]
+    c = c[:, None]
+    s = s[:, None]
     u = c * dx - s * dy                                  # B's frame (inverse of R(-angle_b))
     v = s * dx + c * dy
-    hx = hx[None, :, None]
-    hy = hy[None, :, None]
-    du = np.roll(u, -1, axis=2) - u                      # edge i goes from corner i to corner i+1
-    dv = np.roll(v, -1, axis=2) - v
-    t = np.stack([_crossing(-hx, u, du), _crossing(hx, u, du),
-                  _crossing(-hy, v, dv), _crossing(hy, v, dv)], axis=-1)
-    _sort4(t)
-    t = np.concatenate([np.zeros(t.shape[:-1] + (1,)), t], axis=-1)   # (n, K, 4 edges, 5 samples)
-    pu = np.clip(u[..., None] + t * du[..., None], -hx[..., None], hx[..., None])
-    pv = np.clip(v[..., None] + t * dv[..., None], -hy[..., None], hy[..., None])
-    shape = pu.shape[:2] + (-1,)
-    pu = pu.reshape(shape)
-    pv = pv.reshape(shape)
-    twice = (pu * np.roll(pv, -1, axis=2) - np.roll(pu, -1, axis=2) * pv).sum(axis=2)
-    return 0.5 * np.abs(twice)
-
-
-def _crossing(line, p, dp):
-    """Edge parameter in (0, 1) where p + t*dp crosses ``line``; 0 (a harmless repeat of the edge start)
-    where it does not cross or the edge is parallel to the line."""
+    u = np.concatenate([u, u[:, :1]], axis=1)            # close the loop: edge i is corner i -> i + 1
+    v = np.concatenate([v, v[:, :1]], axis=1)
+    du = u[:, 1:] - u[:, :-1]
+    dv = v[:, 1:] - v[:, :-1]
+    u = u[:, :-1]
+    v = v[:, :-1]
+    hx = hx[:, None]
+    hy = hy[:, None]
     with np.errstate(divide='ignore', invalid='ignore'):
-        t = (line - p) / dp
-    return np.where((t > 0.0) & (t < 1.0), t, 0.0)
+        inv_du = 1.0 / du                                # inf on edges parallel to the u lines
+        inv_dv = 1.0 / dv
+        t = np.stack([(-hx - u) * inv_du, (hx - u) * inv_du, (-hy - v) * inv_dv, (hy - v) * inv_dv], axis=-1)
+    # Crossings outside (0, 1), and the nan/inf of parallel edges, become 0: a repeat of the edge start.
+    t[~((t > 0.0) & (t < 1.0))] = 0.0
+    _sort4(t)
+    samples = np.empty(t.shape[:-1] + (5,))
+    samples[..., 0] = 0.0
+    samples[..., 1:] = t                                 # (P, 4 edges, 5 samples)
+    pu = u[..., None] + samples * du[..., None]
+    pv = v[..., None] + samples * dv[..., None]
+    hx = hx[..., None]
+    hy = hy[..., None]
+    np.minimum(np.maximum(pu, -hx, out=pu), hx, out=pu)
+    np.minimum(np.maximum(pv, -hy, out=pv), hy, out=pv)
+    pu = pu.reshape(len(pu), -1)
+    pv = pv.reshape(len(pv), -1)
+    twice = (pu[:, :-1] * pv[:, 1:] - pu[:, 1:] * pv[:, :-1]).sum(axis=1) + pu[:, -1] * pv[:, 0] - pu[:, 0] * pv[:, -1]
+    return 0.5 * np.abs(twice)
 
 
 def _sort4(t):
