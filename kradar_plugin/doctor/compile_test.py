@@ -21,8 +21,21 @@ try:
 
     sig = 'void(float32[:])'
     if hasattr(cuda, 'compile_ptx'):
-        ptx, _ = cuda.compile_ptx(double, sig, cc=(5, 2))
-        out['ptx_bytes'] = len(ptx)
+        # The GPU's own compute capability; without a GPU sm_75 (the oldest CUDA 13 accepts), then sm_52
+        # (the oldest numba 0.5x targets by default) for toolkits that predate sm_75.
+        ccs = [cuda.get_current_device().compute_capability] if cuda.is_available() else [(7, 5), (5, 2)]
+        first_error = None
+        for cc in ccs:
+            try:
+                ptx, _ = cuda.compile_ptx(double, sig, cc=cc)
+            except Exception as e:
+                first_error = first_error or e
+                continue
+            out['ptx_bytes'] = len(ptx)
+            out['cc'] = '%d.%d' % tuple(cc)
+            break
+        else:
+            raise first_error
     if cuda.is_available():
         kernel = cuda.jit(sig)(double)
         a = np.arange(64, dtype=np.float32)
@@ -35,13 +48,14 @@ try:
             out['detail'] = 'the kernel ran but returned wrong values'
     elif 'ptx_bytes' in out:
         out['status'] = 'ok'
-        out['detail'] = 'compiled to PTX; no GPU to run it on'
+        out['detail'] = 'compiled to PTX for sm_%s; no GPU to run it on' % out['cc'].replace('.', '')
     else:
         out['status'] = 'fail'
         out['detail'] = 'numba.cuda has no compile_ptx and no GPU is available'
 except BaseException as e:
     out['status'] = 'fail'
-    out['detail'] = ('%s: %s' % (type(e).__name__, e)).strip().splitlines()[-1][:400]
+    lines = [l.strip() for l in str(e).splitlines() if l.strip()]
+    out['detail'] = ('%s: %s' % (type(e).__name__, ' / '.join(lines)))[:400]
 print('KRADAR_COMPILE_JSON ' + json.dumps(out))
 '''
 

@@ -142,6 +142,8 @@ def probe_libnvvm():
     dirs = [os.path.join(sys.prefix, 'lib'), os.path.join(sys.prefix, 'nvvm', 'lib64')]
     dirs += [os.path.join(h, 'nvvm', 'lib64') for h in cuda_home_candidates()]
     dirs += [os.path.join(h, 'nvvm', 'lib') for h in cuda_home_candidates()]
+    dirs += [os.path.join(h, sub) for h in cuda_home_candidates() for sub in ('lib', 'lib64')]  # CUDA >= 13
+    dirs += [d for d in os.environ.get('LD_LIBRARY_PATH', '').split(os.pathsep) if d]
     for site in sys.path:
         dirs.append(os.path.join(site, 'nvidia', 'cuda_nvcc', 'nvvm', 'lib64'))
     for d in dirs:

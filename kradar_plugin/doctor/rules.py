@@ -85,7 +85,7 @@ def compile_test(facts):
         return _skip('not run (use --compile-test)')
     status, detail = result
     if status == 'ok':
-        return []
+        return [Finding('OK', 'numba.cuda test kernel: %s' % detail, '')]
     if status == 'skip':
         return _skip(detail)
     return [Finding('FAIL' if has_gpu(facts) else 'WARN', 'compiling a tiny numba.cuda kernel failed: %s'
