@@ -23,7 +23,7 @@ DISTRIBUTIONS = ('numba', 'numpy', 'torch', 'mmcv', 'mmcv-full', 'mmcv-lite', 'm
 
 def _metadata_version(name):
     try:
-        from importlib import metadata  # Python >= 3.8
+        from importlib import metadata  # novermin  (Python >= 3.8; 3.7 falls back below)
     except ImportError:  # Python 3.7
         try:
             import importlib_metadata as metadata
