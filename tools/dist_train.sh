@@ -32,6 +32,7 @@ exec "$PYTHON" -m torch.distributed.run \
     --master_addr="$MASTER_ADDR" \
     --nproc_per_node="$GPUS" \
     --master_port="$PORT" \
+    --monitor_interval=1 \
     "$ROOT/tools/train.py" \
     "$CONFIG" \
     --launcher pytorch "${@:3}"

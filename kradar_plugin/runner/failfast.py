@@ -6,8 +6,10 @@ handlers), any of which can hang while peers are blocked. Before leaving, the ex
 torchelastic error file (``TORCHELASTIC_ERROR_FILE``) so that ``torchrun``'s summary shows the real
 traceback and the right root-cause rank; the launcher then terminates the remaining ranks.
 """
+import json
 import os
 import sys
+import time
 import traceback
 
 
@@ -32,14 +34,23 @@ def tagged(text, tag=None):
     return ''.join('{} {}\n'.format(tag, line) for line in text.rstrip('\n').split('\n'))
 
 
-def record_to_error_file(exc):
-    """Write ``exc`` (being handled) to the torchelastic error file, if the launcher asked for one."""
-    if not os.environ.get('TORCHELASTIC_ERROR_FILE'):
+def record_to_error_file(exc, extra=None):
+    """Write ``exc`` (being handled) to the torchelastic error file, if the launcher asked for one.
+
+    Same JSON layout as torchelastic's ``ErrorHandler.record_exception``; ``extra`` (e.g. where the
+    predictions were saved) is appended to the traceback that the launcher prints in its summary."""
+    path = os.environ.get('TORCHELASTIC_ERROR_FILE')
+    if not path:
         return
+    callstack = traceback.format_exc()
+    if extra:
+        callstack += extra.rstrip('\n') + '\n'
+    data = {'message': {'message': '{}: {}'.format(type(exc).__name__, exc),
+                        'extraInfo': {'py_callstack': callstack, 'timestamp': str(int(time.time()))}}}
     try:
-        from torch.distributed.elastic.multiprocessing.errors import ErrorHandler
-        ErrorHandler().record_exception(exc)
-    except Exception:  # the report below is what matters; never mask the original error
+        with open(path, 'w') as f:
+            json.dump(data, f)
+    except Exception:  # the report on stderr is what matters; never mask the original error
         pass
 
 
@@ -53,5 +64,5 @@ def report_and_exit(exc, stage, extra=None, exit_code=1):
     sys.stdout.flush()
     sys.stderr.write('\n' + lines[0] + '\n' + text)
     sys.stderr.flush()
-    record_to_error_file(exc)
+    record_to_error_file(exc, extra)
     os._exit(exit_code)

@@ -1,0 +1,48 @@
+"""Failures during evaluation end the whole job quickly, non-zero, with the failing rank's traceback
+tagged with its rank; collected predictions survive an evaluate failure; bad samplers are refused."""
+import os.path as osp
+import re
+
+from .launch_utils import CONFIGS, dist_train
+
+LIMIT_S = 60
+
+
+def rank_lines(output, rank, world=2):
+    tag = '[rank {}/{}]'.format(rank, world)
+    return [line for line in output.splitlines() if tag in line]
+
+
+def test_evaluate_failure_on_rank0_while_rank1_trains_on(tmp_path):
+    # two epochs: after the first evaluation rank 1 goes on training and would wait in DDP's allreduce
+    job = dist_train(tmp_path / 'evalfail', 2, '--cfg-options', 'data.val.fail_in=evaluate',
+                     'runner.max_epochs=2')
+    assert job.returncode != 0, job.describe()
+    assert job.elapsed < LIMIT_S, job.describe()
+    lines = '\n'.join(rank_lines(job.output, 0))
+    assert 'failed during evaluation' in lines, job.describe()
+    assert 'RuntimeError: planted evaluate failure' in lines
+    assert 'Traceback (most recent call last)' in lines
+    saved = osp.join(str(tmp_path / 'evalfail'), 'eval_results', 'results_epoch_1.pkl')
+    assert saved in lines
+    assert re.search(r'kradar-eval --infos toy_infos\.pkl --results ' + re.escape(saved), lines)
+    assert osp.isfile(saved)
+
+
+def test_inference_failure_on_rank1(tmp_path):
+    job = dist_train(tmp_path / 'inferfail', 2, '--eval-only', '--cfg-options', 'model.fail_on_rank=1')
+    assert job.returncode != 0, job.describe()
+    assert job.elapsed < LIMIT_S, job.describe()
+    lines = '\n'.join(rank_lines(job.output, 1))
+    assert 'RuntimeError: planted inference failure on rank 1' in lines, job.describe()
+    assert 'Traceback (most recent call last)' in lines
+    # the launcher's summary carries the real traceback (error file written through @record)
+    assert 'error_file: <N/A>' not in job.output or 'planted inference failure' in job.output
+
+
+def test_sampler_giving_every_rank_the_whole_dataset_is_refused(tmp_path):
+    job = dist_train(tmp_path / 'whole', 2, '--eval-only',
+                     config=osp.join(CONFIGS, 'toy_whole_sampler.py'))
+    assert job.returncode != 0, job.describe()
+    assert job.elapsed < LIMIT_S, job.describe()
+    assert 'hands every rank the whole dataset (9 samples on each of 2 ranks)' in job.output
