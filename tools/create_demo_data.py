@@ -6,13 +6,22 @@
 Skips the work when DIR already holds data generated with the same parameters.
 """
 import argparse
+import importlib.util
 import os.path as osp
 import sys
 import time
 
-sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
+ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 
-from kradar_plugin.datasets.demo_data import generate_demo_dataset  # noqa: E402
+
+def _demo_data_module():
+    """Load kradar_plugin/datasets/demo_data.py by path: it needs numpy only, while importing the package
+    would also register the mmcv/mmdet adapters (seconds, and torch)."""
+    path = osp.join(ROOT, 'kradar_plugin', 'datasets', 'demo_data.py')
+    spec = importlib.util.spec_from_file_location('kradar_demo_data', path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def main(argv=None):
@@ -26,7 +35,7 @@ def main(argv=None):
     if args.frames < 1:
         parser.error('--frames must be >= 1')
     start = time.time()
-    out = generate_demo_dataset(args.out, frames=args.frames, train_frames=args.train_frames, seed=args.seed,
+    out = _demo_data_module().generate_demo_dataset(args.out, frames=args.frames, train_frames=args.train_frames, seed=args.seed,
                                 force=args.force)
     state = 'generated' if out['generated'] else 'up to date'
     print('demo data {} in {:.1f} s: {} and {}'.format(state, time.time() - start, out['val'], out['train']))

@@ -10,8 +10,9 @@ What it writes under ``out_dir`` (EchoFusion's layout: ``data_root/<seq>/<relati
   ``label_file`` ("seq,label").
 - ``<seq>/radar_bev/bev_<frame>.npy``: a small float32 BEV radar tensor ``(2, X, Y)`` per frame, named by
   ``info['radar']['bev_path']``. Channel 0 is a power map: every object is an anisotropic Gaussian peak
-  elongated along its heading (sigma = length/4, width/4) with amplitude in [0.55, 1.0]; weaker clutter peaks
-  and a noise floor are added. Channel 1 holds the elevation (centre z) of the object that dominates a cell.
+  elongated along its heading (sigma = length/4, width/4), seen with a small position / heading / elevation
+  error and an amplitude in [0.29, 1.0] that falls with range; weaker clutter peaks and a noise floor are
+  added. Channel 1 holds the elevation (centre z) of the object that dominates a cell.
   Rows run along x (forward) and columns along y (left); see ``DEMO_GRID``.
 - ``demo_meta.json``: the generation parameters; a second call with the same parameters does nothing.
 
@@ -25,7 +26,7 @@ import pickle
 
 import numpy as np
 
-DEMO_VERSION = 1
+DEMO_VERSION = 2
 
 # BEV grid of the demo radar tensor (metres, radar frame: x forward, y left). Cell (i, j) covers
 # x in [x_min + i*cell, x_min + (i+1)*cell), y in [y_min + j*cell, y_min + (j+1)*cell).
@@ -33,7 +34,7 @@ DEMO_GRID = {'x_min': 0.0, 'x_max': 80.0, 'y_min': -16.0, 'y_max': 16.0, 'cell':
 
 # (l, w, h) ranges in metres per class.
 CLASS_SIZES = {
-    'Sedan': ((4.0, 5.0), (1.7, 2.0), (1.4, 1.7)),
+    'Sedan': ((3.8, 5.2), (1.65, 2.05), (1.35, 1.8)),
     'Bus or Truck': ((8.0, 12.0), (2.4, 2.7), (2.8, 3.5)),
 }
 
@@ -110,17 +111,26 @@ def _frame_objects(rng, kind):
     return objects
 
 
-def render_radar_tensor(objects, rng, grid=None, clutter=True):
+def render_radar_tensor(objects, rng, grid=None, clutter=True, sensor_noise=True):
     """(2, X, Y) float32 BEV tensor: channel 0 power (one anisotropic Gaussian per object + clutter + noise
-    floor), channel 1 elevation (centre z of the object dominating each cell)."""
+    floor), channel 1 elevation (centre z of the object dominating each cell). ``sensor_noise=False`` draws
+    every object exactly where it is with amplitude 1 (for tests)."""
     g = DEMO_GRID if grid is None else grid
     nx, ny = grid_shape(g)
     xs = g['x_min'] + (np.arange(nx) + 0.5) * g['cell']
     ys = g['y_min'] + (np.arange(ny) + 0.5) * g['cell']
     gx, gy = np.meshgrid(xs, ys, indexing='ij')
-    power = np.abs(rng.normal(0.0, 0.02, size=(nx, ny)))
+    power = np.abs(rng.normal(0.0, 0.02, size=(nx, ny))) if sensor_noise else np.zeros((nx, ny))
     elevation = np.zeros((nx, ny))
-    blobs = [(o[1], o[2], o[3], o[4] / 4.0, o[5] / 4.0, o[7], rng.uniform(0.55, 1.0)) for o in objects]
+    blobs = []
+    for name, x, y, z, l, w, h, yaw in objects:
+        if not sensor_noise:
+            blobs.append((x, y, z, l / 4.0, w / 4.0, yaw, 1.0))
+            continue
+        # the sensor sees each object with some position / heading / elevation error, and weaker far away
+        amp = rng.uniform(0.45, 1.0) * (1.0 - 0.35 * min(max(x, 0.0), 80.0) / 80.0)
+        blobs.append((x + rng.normal(0.0, 0.25), y + rng.normal(0.0, 0.2), z + rng.normal(0.0, 0.15),
+                      l / 4.0, w / 4.0, yaw + rng.normal(0.0, 0.06), amp))
     if clutter:
         for _ in range(rng.randint(0, 4)):
             s = rng.uniform(0.4, 0.7)

@@ -78,6 +78,8 @@ class KRadarDataset(KRadarEvalMixin, Dataset):
         pcd_limit_range, azi_limit_range: EchoFusion's evaluation ROI (box centre; azimuth in degrees).
         radar_key: which ``info['radar']`` path the pipeline loads (``radar_filename``).
         results_dir: where ``evaluate`` saves the raw results when no ``pklfile_prefix`` is given.
+        results_z_is_bottom: result boxes carry the bottom z (True: what this dataset's GT boxes teach a
+            model) or the centre z (False: models trained on EchoFusion's conversion).
     """
 
     CLASSES = ('Sedan',)
@@ -93,6 +95,7 @@ class KRadarDataset(KRadarEvalMixin, Dataset):
                  azi_limit_range=DEFAULT_AZI_LIMIT_RANGE,
                  radar_key='sp_rdr_path',
                  results_dir=None,
+                 results_z_is_bottom=True,
                  filter_empty_gt=False):
         self.data_root = data_root or ''
         if data_root is not None and not osp.isabs(ann_file):
@@ -110,6 +113,7 @@ class KRadarDataset(KRadarEvalMixin, Dataset):
         self.azi_limit_range = [float(v) for v in azi_limit_range]
         self.radar_key = radar_key
         self.results_dir = results_dir
+        self.results_z_is_bottom = bool(results_z_is_bottom)
         self.data_infos = load_infos(ann_file)
         if filter_empty_gt and not test_mode:
             self.data_infos = [info for info in self.data_infos if len(info['annos']['name']) > 0]

@@ -26,8 +26,8 @@ without editing that project:
 What the mixin needs from the dataset: ``data_infos`` (EchoFusion info dicts; GT is read from it at every
 call, so slicing it to the first N frames keeps GT and results consistent), ``CLASSES``, and optionally
 ``pcd_limit_range`` (default EchoFusion's), ``azi_limit_range`` in degrees or EchoFusion's
-``max_azimtuth_rad`` (default +-50 deg), ``eval_protocol`` (default 'legacy'), ``results_dir`` and
-``ann_file``.
+``max_azimtuth_rad`` (default +-50 deg), ``eval_protocol`` (default 'legacy'), ``results_z_is_bottom``
+(default False: box z is the centre, as EchoFusion's models output it), ``results_dir`` and ``ann_file``.
 """
 import inspect
 import logging
@@ -74,6 +74,9 @@ class KRadarEvalMixin(object):
 
     eval_protocol = 'legacy'
     results_dir = None
+    # EchoFusion's GT conversion puts the label's centre z where mmdet3d expects the bottom, so its models
+    # output centre z: False. KRadarDataset trains on true bottom z and sets True.
+    results_z_is_bottom = False
 
     # ---- settings read from the host dataset ----
     def _kradar_limits(self):
@@ -139,6 +142,7 @@ class KRadarEvalMixin(object):
             from kradar_plugin.datasets.kradar_format import evaluate_results
             pcd, azi = self._kradar_limits()
             call_kwargs = self._kradar_eval_kwargs(evaluate_results, kwargs, logger)
+            call_kwargs.setdefault('dt_z_is_bottom', bool(getattr(self, 'results_z_is_bottom', False)))
             result_str, metrics = evaluate_results(
                 infos, flat_results, list(self.CLASSES), protocol=protocol,
                 pcd_limit_range=pcd, azi_limit_range=azi, **call_kwargs)
