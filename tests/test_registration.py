@@ -1,0 +1,64 @@
+"""`import kradar_plugin` registers adapters for importable frameworks, survives a broken one with one
+warning, and can skip registration."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BROKEN_MMCV = os.path.join(ROOT, 'tests', 'fixtures', 'broken_mmcv')
+
+
+def run(code, pythonpath=(), **env):
+    full = dict(os.environ, PYTHONPATH=os.pathsep.join(list(pythonpath) + [ROOT]), **env)
+    return subprocess.run([sys.executable, '-W', 'always', '-c', textwrap.dedent(code)], env=full, cwd=ROOT,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=300)
+
+
+def test_broken_framework_gives_one_warning_and_the_core_still_works():
+    proc = run('''
+        import warnings
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            import kradar_plugin
+        from kradar_plugin._registration import RegistrationWarning, failures
+        mine = [str(w.message) for w in caught if issubclass(w.category, RegistrationWarning)]
+        print(len(mine))
+        print(mine[0])
+        print(sorted(failures))
+        print(kradar_plugin.rotate_iou_eval([[0, 0, 2, 2, 0]], [[1, 0, 2, 4, 0]])[0, 0])
+    ''', pythonpath=[BROKEN_MMCV])
+    assert proc.returncode == 0, proc.stderr
+    count, message, failed, iou = proc.stdout.strip().splitlines()
+    assert count == '1'
+    assert "mmcv is installed but kradar_plugin.runner failed to import" in message
+    assert "No module named 'mmcv._ext'" in message and 'kradar-doctor' in message
+    assert 'kradar_plugin.runner' in failed
+    assert iou == '0.2'
+
+
+def test_registration_can_be_skipped():
+    proc = run('''
+        import sys, kradar_plugin
+        print(sorted(m for m in sys.modules if m.split('.')[0] in ('mmcv', 'mmdet', 'torch')))
+    ''', KRADAR_PLUGIN_REGISTER='0')
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == '[]'
+
+
+def test_components_are_registered_when_frameworks_import():
+    pytest.importorskip('mmcv.runner')
+    pytest.importorskip('mmdet.datasets')
+    proc = run('''
+        import kradar_plugin
+        from mmcv.runner import HOOKS
+        from mmcv.runner.builder import RUNNER_BUILDERS
+        from mmdet.datasets import DATASETS, PIPELINES
+        from mmdet.models import DETECTORS
+        print('EvalOnlyHook' in HOOKS.module_dict, 'EvalOnlyRunnerConstructor' in RUNNER_BUILDERS.module_dict,
+              'KRadarPluginDataset' in DATASETS.module_dict, len(kradar_plugin._registration.failures))
+    ''')
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == 'True True True 0'
