@@ -71,10 +71,35 @@ def save_results(results, runner, tag):
     return path
 
 
-def offline_command(dataset, results_path):
-    """The command that re-runs this evaluation from the saved predictions."""
-    infos = getattr(dataset, 'ann_file', None) or '<the validation info .pkl>'
-    return 'kradar-eval --infos {} --results {}'.format(infos, results_path)
+def offline_command(dataset, results_path, eval_kwargs=None):
+    """The ``kradar-eval`` command that re-runs this evaluation from the saved predictions.
+
+    A dataset can supply its own with ``offline_eval_command(results_path, **eval_kwargs)``; otherwise
+    the command is built from ``ann_file``, ``CLASSES``, the protocol (evaluation option or the dataset's
+    ``eval_protocol``) and ``results_z_is_bottom``."""
+    eval_kwargs = dict(eval_kwargs or {})
+    own = getattr(dataset, 'offline_eval_command', None)
+    if callable(own):
+        try:
+            return own(results_path, **eval_kwargs)
+        except Exception:  # fall back to the generic command below
+            pass
+    parts = ['kradar-eval', '--infos', getattr(dataset, 'ann_file', None) or '<the validation info .pkl>',
+             '--results', results_path]
+    classes = getattr(dataset, 'CLASSES', None)
+    if classes:
+        parts += ['--classes'] + [_quote(c) for c in classes]
+    protocol = eval_kwargs.get('protocol') or getattr(dataset, 'eval_protocol', None)
+    if protocol:
+        parts += ['--protocol', str(protocol)]
+    if getattr(dataset, 'results_z_is_bottom', False):
+        parts.append('--dt-z-is-bottom')
+    return ' '.join(str(p) for p in parts)
+
+
+def _quote(text):
+    text = str(text)
+    return text if text.replace('_', '').replace('-', '').isalnum() else "'{}'".format(text)
 
 
 def guard_eval_hook(hook):
@@ -98,7 +123,8 @@ def guard_eval_hook(hook):
             hook._kradar_note = (
                 'dataset.evaluate failed; the {} collected predictions are saved in\n  {}\n'
                 'Re-run the evaluation offline with:\n  {}'.format(
-                    len(results), path, offline_command(dataset, path)))
+                    len(results), path,
+                    offline_command(dataset, path, getattr(hook, 'eval_kwargs', None))))
             raise
 
     def guarded_do_evaluate(runner):

@@ -25,7 +25,7 @@ def test_evaluate_failure_on_rank0_while_rank1_trains_on(tmp_path):
     assert 'Traceback (most recent call last)' in lines
     saved = osp.join(str(tmp_path / 'evalfail'), 'eval_results', 'results_epoch_1.pkl')
     assert saved in lines
-    assert re.search(r'kradar-eval --infos toy_infos\.pkl --results ' + re.escape(saved), lines)
+    assert re.search(r'kradar-eval --infos toy_infos\.pkl --results ' + re.escape(saved) + ' --classes thing', lines)
     assert osp.isfile(saved)
 
 
