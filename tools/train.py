@@ -30,6 +30,7 @@ from torch.distributed.elastic.multiprocessing.errors import record
 sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
 import kradar_plugin  # noqa: E402,F401  (registers the dataset, models, runner switch; CPU support)
 from kradar_plugin.runner import EvalOnlyRunnerConstructor, normalize_dist_params  # noqa: E402
+from kradar_plugin.runner.failfast import wait_if_peer_failure  # noqa: E402
 
 try:  # mmdet3d's flow when it is installed (an incompatible mmdet3d raises here on purpose)
     from mmdet3d import __version__ as mmdet3d_version
@@ -159,6 +160,15 @@ def get_device():
 
 @record
 def main(argv=None):
+    try:
+        run(argv)
+    except Exception as exc:
+        # a rank that only lost a peer must not be reported as the root cause of the job's failure
+        wait_if_peer_failure(exc)
+        raise
+
+
+def run(argv=None):
     args = parse_args(argv)
     cfg = Config.fromfile(args.config)
     if args.cfg_options is not None:

@@ -54,9 +54,39 @@ def record_to_error_file(exc, extra=None):
         pass
 
 
+# Messages of the errors a rank gets when ANOTHER rank has died (gloo / NCCL / c10d store).
+PEER_FAILURE_MARKERS = ('Connection closed by peer', 'Connection reset by peer', 'Broken pipe',
+                        'communicator was aborted', 'Connection refused')
+# How long a rank that only lost a peer waits for the launcher to stop it before it exits by itself.
+PEER_GRACE_S = 10.0
+
+
+def is_peer_failure(exc):
+    """True for the error a rank gets because another rank died (not a failure of its own)."""
+    text = '{}: {}'.format(type(exc).__name__, exc)
+    return any(marker in text for marker in PEER_FAILURE_MARKERS)
+
+
+def wait_if_peer_failure(exc, grace_s=PEER_GRACE_S):
+    """Give the launcher time to see the rank that really failed first.
+
+    torchrun names as root cause the failure with the smallest timestamp, in whole seconds, and breaks
+    ties by rank order: a rank that merely lost its peer and exits in the same second would be blamed
+    instead of the rank that raised. Waiting (bounded) lets the launcher record the real failure and stop
+    this process; a launcher that does not stop it still sees it exit after ``grace_s``."""
+    if is_peer_failure(exc) and int(os.environ.get('WORLD_SIZE', '1')) > 1:
+        sys.stderr.write('{} lost a peer ({}); another rank failed first, see its traceback. Waiting up to '
+                         '{:.0f} s for the launcher.\n'.format(rank_tag(), exc, grace_s))
+        sys.stderr.flush()
+        time.sleep(grace_s)
+
+
 def report_and_exit(exc, stage, extra=None, exit_code=1):
-    """Print the rank-tagged traceback of ``exc`` (call inside ``except``) and leave the process now."""
+    """Print the rank-tagged traceback of ``exc`` (call inside ``except``) and leave the process now
+    (after a bounded wait when the error only says that another rank died first)."""
     tag = rank_tag()
+    if is_peer_failure(exc):
+        stage += ', after another rank failed'
     lines = ['{} failed during {}: {}: {}'.format(tag, stage, type(exc).__name__, exc)]
     text = tagged(traceback.format_exc(), tag)
     if extra:
@@ -64,5 +94,6 @@ def report_and_exit(exc, stage, extra=None, exit_code=1):
     sys.stdout.flush()
     sys.stderr.write('\n' + lines[0] + '\n' + text)
     sys.stderr.flush()
+    wait_if_peer_failure(exc)
     record_to_error_file(exc, extra)
     os._exit(exit_code)

@@ -8,6 +8,12 @@ from .launch_utils import CONFIGS, dist_train
 LIMIT_S = 60
 
 
+def root_cause(output):
+    """The launcher's root-cause block (torchrun's ChildFailedError summary)."""
+    assert 'Root Cause (first observed failure):' in output, output[-4000:]
+    return output.split('Root Cause (first observed failure):', 1)[1]
+
+
 def rank_lines(output, rank, world=2):
     tag = '[rank {}/{}]'.format(rank, world)
     return [line for line in output.splitlines() if tag in line]
@@ -27,6 +33,9 @@ def test_evaluate_failure_on_rank0_while_rank1_trains_on(tmp_path):
     assert saved in lines
     assert re.search(r'kradar-eval --infos toy_infos\.pkl --results ' + re.escape(saved) + ' --classes thing', lines)
     assert osp.isfile(saved)
+    cause = root_cause(job.output)
+    assert 'rank      : 0 (local_rank: 0)' in cause
+    assert 'planted evaluate failure' in cause and saved in cause  # error file carries the note too
 
 
 def test_inference_failure_on_rank1(tmp_path):
@@ -36,8 +45,10 @@ def test_inference_failure_on_rank1(tmp_path):
     lines = '\n'.join(rank_lines(job.output, 1))
     assert 'RuntimeError: planted inference failure on rank 1' in lines, job.describe()
     assert 'Traceback (most recent call last)' in lines
-    # the launcher's summary carries the real traceback (error file written through @record)
-    assert 'error_file: <N/A>' not in job.output or 'planted inference failure' in job.output
+    # the launcher blames rank 1, with its traceback, not rank 0 that only lost its peer
+    cause = root_cause(job.output)
+    assert 'rank      : 1 (local_rank: 1)' in cause, job.describe()
+    assert 'RuntimeError: planted inference failure on rank 1' in cause
 
 
 def test_sampler_giving_every_rank_the_whole_dataset_is_refused(tmp_path):
