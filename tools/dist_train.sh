@@ -4,6 +4,8 @@
 # Without CUDA the processes use the gloo backend on the CPU.
 # PORT: rendezvous port (default: a free port, so that several jobs can run side by side; multi-node jobs
 # must set it). NNODES, NODE_RANK, MASTER_ADDR: multi-node settings. PYTHON: the interpreter (default python).
+# RANK_PREFIX=1: prefix every output line with its process ([default0]:, [default1]:, ...) through torchrun's
+# --tee 3 (torch 2.0 has no TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE); failures are rank-tagged in any case.
 set -euo pipefail
 
 if [ $# -lt 2 ]; then
@@ -24,6 +26,10 @@ if [ -z "${PORT:-}" ]; then
     PORT=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 fi
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+LAUNCH_EXTRA=()
+if [ "${RANK_PREFIX:-0}" = 1 ]; then
+    LAUNCH_EXTRA=(--tee 3)
+fi
 
 PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 \
 exec "$PYTHON" -m torch.distributed.run \
@@ -33,6 +39,7 @@ exec "$PYTHON" -m torch.distributed.run \
     --nproc_per_node="$GPUS" \
     --master_port="$PORT" \
     --monitor_interval=1 \
+    ${LAUNCH_EXTRA[@]+"${LAUNCH_EXTRA[@]}"} \
     "$ROOT/tools/train.py" \
     "$CONFIG" \
     --launcher pytorch "${@:3}"

@@ -22,7 +22,6 @@ import warnings
 
 import mmcv
 import torch
-import torch.distributed as dist
 from mmcv import Config, DictAction
 from mmcv.runner import get_dist_info, init_dist
 from torch.distributed.elastic.multiprocessing.errors import record
@@ -32,20 +31,23 @@ import kradar_plugin  # noqa: E402,F401  (registers the dataset, models, runner 
 from kradar_plugin.runner import EvalOnlyRunnerConstructor, normalize_dist_params  # noqa: E402
 from kradar_plugin.runner.failfast import wait_if_peer_failure  # noqa: E402
 
-try:  # mmdet3d's flow when it is installed (an incompatible mmdet3d raises here on purpose)
+try:
+    import mmdet3d  # noqa: F401
+    HAS_MMDET3D = True
+except ImportError:
+    HAS_MMDET3D = False
+if HAS_MMDET3D:  # mmdet3d's flow (an mmdet3d incompatible with this mmcv raises here, on purpose)
     from mmdet3d import __version__ as mmdet3d_version
-    from mmdet3d.apis import init_random_seed, train_model
+    from mmdet3d.apis import train_model
     from mmdet3d.datasets import build_dataset
     from mmdet3d.models import build_model
     from mmdet3d.utils import collect_env, get_root_logger
-    HAS_MMDET3D = True
-except ImportError:
-    from mmdet.apis import init_random_seed, train_detector
+else:
+    from mmdet.apis import train_detector
     from mmdet.datasets import build_dataset
-    from mmdet.models import build_detector
+    from mmdet.models import build_detector as build_model
     from mmdet.utils import collect_env, get_root_logger
     mmdet3d_version = None
-    HAS_MMDET3D = False
 from mmdet import __version__ as mmdet_version  # noqa: E402
 from mmdet.apis import set_random_seed  # noqa: E402
 
@@ -221,18 +223,14 @@ def run(argv=None):
     logger.info('Config:\n{}'.format(cfg.pretty_text))
 
     cfg.device = get_device()
-    seed = init_random_seed(args.seed, device=cfg.device) if args.seed is None else args.seed
-    seed = seed + dist.get_rank() if args.diff_seed else seed
+    seed = args.seed + get_dist_info()[0] if args.diff_seed else args.seed
     logger.info('Set random seed to {}, deterministic: {}'.format(seed, args.deterministic))
     set_random_seed(seed, deterministic=args.deterministic)
     cfg.seed = seed
     meta['seed'] = seed
     meta['exp_name'] = osp.basename(args.config)
 
-    if HAS_MMDET3D:
-        model = build_model(cfg.model, train_cfg=cfg.get('train_cfg'), test_cfg=cfg.get('test_cfg'))
-    else:
-        model = build_detector(cfg.model, train_cfg=cfg.get('train_cfg'), test_cfg=cfg.get('test_cfg'))
+    model = build_model(cfg.model, train_cfg=cfg.get('train_cfg'), test_cfg=cfg.get('test_cfg'))
     model.init_weights()
     logger.info('Model:\n{}'.format(model))
 

@@ -39,11 +39,14 @@ def test_evaluate_failure_on_rank0_while_rank1_trains_on(tmp_path):
 
 
 def test_inference_failure_on_rank1(tmp_path):
-    job = dist_train(tmp_path / 'inferfail', 2, '--eval-only', '--cfg-options', 'model.fail_on_rank=1')
+    job = dist_train(tmp_path / 'inferfail', 2, '--eval-only', '--cfg-options', 'model.fail_on_rank=1',
+                     env={'RANK_PREFIX': '1'})
     assert job.returncode != 0, job.describe()
     assert job.elapsed < LIMIT_S, job.describe()
     lines = '\n'.join(rank_lines(job.output, 1))
     assert 'RuntimeError: planted inference failure on rank 1' in lines, job.describe()
+    # RANK_PREFIX=1: torchrun --tee prefixes each line with the local process as well
+    assert '[default1]:[rank 1/2] RuntimeError: planted inference failure on rank 1' in job.output
     assert 'Traceback (most recent call last)' in lines
     # the launcher blames rank 1, with its traceback, not rank 0 that only lost its peer
     cause = root_cause(job.output)
