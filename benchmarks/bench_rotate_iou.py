@@ -52,7 +52,8 @@ def peers():
 
         def mmcv_iou(a, b):
             with torch.no_grad():
-                return box_iou_rotated(torch.from_numpy(a), torch.from_numpy(b), clockwise=False).numpy()
+                return box_iou_rotated(torch.from_numpy(a).float(), torch.from_numpy(b).float(),
+                                       clockwise=False).double().numpy()  # its CPU op is float32-only
         found['mmcv %s C++ box_iou_rotated' % mmcv_version] = mmcv_iou
         torch.set_num_threads(os.cpu_count() or 1)
     except ImportError as exc:
