@@ -10,7 +10,8 @@ Out of the box these frameworks cannot run distributed on CPU:
   (mmdet's ``collect_results_gpu`` is CUDA-only too).
 
 ``install_cpu_support()`` replaces exactly these entry points, and only when ``torch.cuda.is_available()``
-is False, so a GPU run keeps the standard code path. ``install_timeout_support()`` (always) converts a
+is False, so a GPU run keeps the standard code path (mmcv's init at import; the others when a distributed
+CPU run initialises). ``install_timeout_support()`` (always) converts a
 numeric ``dist_params.timeout`` (seconds) into the ``timedelta`` torch requires; it touches nothing else.
 """
 import functools
@@ -24,12 +25,13 @@ _INSTALLED = {'cpu': False, 'timeout': False}
 
 
 def _modules(names):
-    """The named modules that are importable (already imported or importable now)."""
+    """The named modules that import (already imported or importable now). A framework that fails to
+    import is left alone: the script that needs it reports that failure itself."""
     found = []
     for name in names:
         try:
             found.append(importlib.import_module(name))
-        except ImportError:
+        except Exception:
             continue
     return found
 
@@ -71,7 +73,8 @@ def install_timeout_support():
 
 # --------------------------------------------------------------------------------------- init_dist
 def _init_dist_pytorch_cpu(backend='gloo', **kwargs):
-    """CPU replacement for mmcv's ``_init_dist_pytorch``: no ``torch.cuda.set_device``; gloo backend."""
+    """CPU replacement for mmcv's ``_init_dist_pytorch``: no ``torch.cuda.set_device``; gloo backend.
+    Also installs the mmdet/mmcv replacements a distributed CPU run needs next (DDP, result collection)."""
     import torch.distributed as dist
     from .dist_params import normalize_dist_params
     if backend != 'gloo':
@@ -79,6 +82,7 @@ def _init_dist_pytorch_cpu(backend='gloo', **kwargs):
                       'CPU run'.format(backend))
         backend = 'gloo'
     dist.init_process_group(backend=backend, **normalize_dist_params(kwargs))
+    install_distributed_cpu_patches()
 
 
 # --------------------------------------------------------------------------------------- DDP
@@ -164,7 +168,11 @@ def _warn_once(message):
 
 # --------------------------------------------------------------------------------------- install
 def install_cpu_support(force=False):
-    """Install the CPU replacements when there is no CUDA device (or ``force``). Returns True if done."""
+    """On a machine without CUDA (or with ``force``), replace mmcv's ``_init_dist_pytorch`` by the CPU one.
+
+    Cheap at import time: the DDP and result-collection replacements (which import mmdet.apis) are
+    installed when a distributed CPU run actually initialises (``_init_dist_pytorch_cpu``), or by calling
+    ``install_distributed_cpu_patches()``. Returns True if installed."""
     import torch
     if _INSTALLED['cpu']:
         return True
@@ -175,6 +183,37 @@ def install_cpu_support(force=False):
         if not getattr(mod._init_dist_pytorch, '_kradar_cpu', False):
             _init_dist_pytorch_cpu._kradar_cpu = True
             mod._init_dist_pytorch = _init_dist_pytorch_cpu
+    _INSTALLED['cpu'] = True
+    return True
+
+
+def _replace_everywhere(module_name, attr, make_replacement):
+    """Replace the function ``module_name.attr`` in every loaded module that bound it under that name
+    (``from mmdet.utils import build_ddp`` in a script's ``__main__`` included)."""
+    mods = _modules([module_name])
+    if not mods:
+        return
+    original = getattr(mods[0], attr, None)
+    if original is None or getattr(original, '_kradar_patched', False):
+        return
+    new = make_replacement(original)
+    new._kradar_patched = True
+    new.__wrapped__ = original
+    for mod in list(sys.modules.values()):
+        try:
+            if getattr(mod, attr, None) is original:
+                setattr(mod, attr, new)
+        except Exception:  # exotic module objects
+            continue
+
+
+def install_distributed_cpu_patches():
+    """mmdet ``build_ddp`` -> CPU DDP; ``collect_results_cpu`` without tmpdir and ``collect_results_gpu``
+    -> a gloo-broadcast temporary directory. Every loaded module that bound these names (mmdet's own
+    modules, a train/test script's ``__main__``) gets the replacement; the frameworks look the names up at
+    call time, so code that imported them before the distributed run started is covered."""
+    if _INSTALLED.get('dist_cpu'):
+        return
 
     def make_build_ddp(original):
         @functools.wraps(original)
@@ -184,17 +223,13 @@ def install_cpu_support(force=False):
             return original(model, device, *args, **kwargs)
         return build_ddp
 
-    # Every namespace that bound mmdet's build_ddp by name at import time.
-    _replace(_modules(['mmdet.utils.util_distribution', 'mmdet.utils', 'mmdet.apis.train']),
-             'build_ddp', make_build_ddp)
-    for name in ('mmcv.engine.test', 'mmcv.engine', 'mmdet.apis.test'):
-        mods = _modules([name])
-        _replace(mods, 'collect_results_cpu', _wrap_collect_cpu)
+    _replace_everywhere('mmdet.utils.util_distribution', 'build_ddp', make_build_ddp)
+    for name in ('mmcv.engine.test', 'mmdet.apis.test'):
+        _replace_everywhere(name, 'collect_results_cpu', _wrap_collect_cpu)
     for name in ('mmcv.engine.test', 'mmdet.apis.test'):
         for mod in _modules([name]):
-            _replace([mod], 'collect_results_gpu', _wrap_collect_gpu(mod))
-    _INSTALLED['cpu'] = True
-    return True
+            _replace_everywhere(name, 'collect_results_gpu', _wrap_collect_gpu(mod))
+    _INSTALLED['dist_cpu'] = True
 
 
 def cpu_support_installed():

@@ -68,7 +68,7 @@ class ToyEvalDataset(Dataset):
 
 @DETECTORS.register_module()
 class ToyRegressor(BaseModule):
-    def __init__(self, fail_on_rank=None, train_cfg=None, test_cfg=None, init_cfg=None):
+    def __init__(self, fail_on_rank=None, pretrained=None, train_cfg=None, test_cfg=None, init_cfg=None):
         super(ToyRegressor, self).__init__(init_cfg)
         self.fail_on_rank = fail_on_rank
         self.linear = nn.Linear(IN_DIM, 1)

@@ -1,7 +1,7 @@
 # Test-only config for the runner tests: a tiny regression model on a deterministic toy dataset.
 custom_imports = dict(imports=['kradar_plugin', 'tests.runner.fixture_components'],
                       allow_failed_imports=False)
-model = dict(type='ToyRegressor', fail_on_rank=None)
+model = dict(type='ToyRegressor', fail_on_rank=None, pretrained=None)  # mmdet's test.py resets 'pretrained'
 data = dict(
     samples_per_gpu=2,
     workers_per_gpu=0,
@@ -20,3 +20,5 @@ log_level = 'INFO'
 load_from = None
 resume_from = None
 workflow = [('train', 1)]
+# mmdet's tools/test.py would otherwise start 2 dataloader workers per process
+data.update(test_dataloader=dict(samples_per_gpu=1, workers_per_gpu=0))
