@@ -38,6 +38,22 @@ def loader_indices(loader):
     return [int(i) for i in iter(sampler)]
 
 
+def uses_standard_collection(hook):
+    """True when the hook evaluates through mmcv/mmdet's own ``_do_evaluate`` (zip-ordered collection).
+
+    Projects with their own eval hook may pair a contiguous-chunk sampler with a collection that
+    concatenates the parts (BEVFormer-style); the order check would be wrong for them, so it is skipped
+    (the result-count check still applies)."""
+    from mmcv.runner import DistEvalHook, EvalHook
+    standard = {EvalHook._do_evaluate, DistEvalHook._do_evaluate}
+    try:
+        from mmdet.core.evaluation import eval_hooks
+        standard |= {eval_hooks.EvalHook._do_evaluate, eval_hooks.DistEvalHook._do_evaluate}
+    except Exception:  # mmdet absent or broken: only mmcv's hooks count as standard
+        pass
+    return type(hook)._do_evaluate in standard
+
+
 def check_collection(loader):
     """Collective (every rank calls it): raise CollectionError if collection would be inexact."""
     rank, world = _dist_info()

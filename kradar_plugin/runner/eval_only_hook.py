@@ -13,7 +13,7 @@ The evaluation guards (``eval_guard``) and ``eval_samples`` subsetting apply in 
 """
 from mmcv.runner import HOOKS, EvalHook, Hook, LoggerHook
 
-from .eval_guard import check_collection, guard_eval_hook
+from .eval_guard import check_collection, guard_eval_hook, uses_standard_collection
 from .eval_mode import check_mode, check_samples
 from .eval_subset import subset_eval_hook
 
@@ -42,7 +42,11 @@ class EvalOnlyHook(Hook):
             if self.eval_samples is not None:
                 subset_eval_hook(hook, self.eval_samples, runner.logger)
             if self.guard:
-                check_collection(hook.dataloader)
+                if uses_standard_collection(hook):
+                    check_collection(hook.dataloader)
+                else:
+                    runner.logger.info('%s has its own _do_evaluate: sampler order check skipped',
+                                       type(hook).__name__)
                 guard_eval_hook(hook)
         if self.mode == 'off':
             return

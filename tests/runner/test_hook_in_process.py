@@ -84,3 +84,18 @@ def test_eval_only_without_eval_hook_is_refused(tmp_path):
     runner._hooks = [h for h in runner._hooks if not isinstance(h, EvalHook)]
     with pytest.raises(RuntimeError, match='needs an evaluation hook'):
         runner.run([train], [('train', 1)])
+
+
+def test_order_check_only_for_the_standard_collection():
+    from mmcv.runner import DistEvalHook as MmcvDistEvalHook
+
+    from kradar_plugin.runner.eval_guard import uses_standard_collection
+    loader = DataLoader(ToyEvalDataset(num_samples=3), batch_size=1)
+
+    class ProjectEvalHook(MmcvDistEvalHook):  # e.g. a BEVFormer-style hook with its own collection
+        def _do_evaluate(self, runner):
+            return None
+
+    assert uses_standard_collection(EvalHook(loader))
+    assert uses_standard_collection(MmcvDistEvalHook(loader))
+    assert not uses_standard_collection(ProjectEvalHook(loader))
