@@ -11,8 +11,8 @@ Out of the box these frameworks cannot run distributed on CPU:
 
 ``install_cpu_support()`` replaces exactly these entry points, and only when ``torch.cuda.is_available()``
 is False, so a GPU run keeps the standard code path (mmcv's init at import; the others when a distributed
-CPU run initialises). ``install_timeout_support()`` (always) converts a
-numeric ``dist_params.timeout`` (seconds) into the ``timedelta`` torch requires; it touches nothing else.
+CPU run initialises). ``install_timeout_support()`` (always) converts a numeric ``dist_params.timeout``
+(seconds) into the ``timedelta`` torch requires; it touches nothing else.
 """
 import functools
 import importlib
@@ -140,9 +140,15 @@ def _shared_tmpdir():
 def _wrap_collect_cpu(original):
     @functools.wraps(original)
     def collect_results_cpu(result_part, size, tmpdir=None):
-        if tmpdir is None:
-            tmpdir = _shared_tmpdir()
-        return original(result_part, size, tmpdir)
+        if tmpdir is not None:
+            return original(result_part, size, tmpdir)
+        results = original(result_part, size, _shared_tmpdir())
+        if results is not None:  # rank 0 removed its part directory; drop the parent if now empty
+            try:
+                os.rmdir('.dist_test')
+            except OSError:
+                pass
+        return results
     return collect_results_cpu
 
 
@@ -230,7 +236,3 @@ def install_distributed_cpu_patches():
         for mod in _modules([name]):
             _replace_everywhere(name, 'collect_results_gpu', _wrap_collect_gpu(mod))
     _INSTALLED['dist_cpu'] = True
-
-
-def cpu_support_installed():
-    return _INSTALLED['cpu'] and 'torch' in sys.modules
