@@ -30,6 +30,7 @@ test-light: env-light
 bench: env
 	$(VENV)/bin/python benchmarks/bench_rotate_iou.py
 	$(VENV)/bin/python benchmarks/bench_kradar_eval.py
+	$(VENV)/bin/python benchmarks/bench_eval_only.py
 
 doctor: env
 	$(VENV)/bin/kradar-doctor

@@ -49,7 +49,7 @@ def _jsonable(value):
 
 
 def to_json(results, facts=None):
-    """The --json document (see docs/doctor.md)."""
+    """The --json document (see the README, section kradar-doctor)."""
     doc = {
         'schema': SCHEMA_VERSION,
         'ok': not any(r.status == 'FAIL' for r in results),
