@@ -10,6 +10,7 @@ mmdet3d box objects through ``.tensor``.
 """
 import numpy as np
 
+from kradar_plugin.datasets.result_io import unwrap_result
 from kradar_plugin.evaluation.kradar_eval import kradar_eval
 from kradar_plugin.evaluation.protocols import (ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE,
                                                 FAKE_2D_BOX, get_protocol)
@@ -86,16 +87,7 @@ def info_to_gt_anno(info, class_names=('Sedan',), pcd_limit_range=ECHOFUSION_PCD
 
 
 def _result_fields(result, where):
-    if not isinstance(result, dict):
-        raise ValueError('{}: expected a dict, got {}'.format(where, type(result).__name__))
-    if 'pts_bbox' in result:
-        result = result['pts_bbox']
-        if not isinstance(result, dict):
-            raise ValueError("{}['pts_bbox']: expected a dict, got {}".format(where, type(result).__name__))
-    missing = [k for k in ('boxes_3d', 'scores_3d', 'labels_3d') if k not in result]
-    if missing:
-        raise ValueError("{}: missing {} (keys: {}); expected {{'boxes_3d', 'scores_3d', 'labels_3d'}} or "
-                         "{{'pts_bbox': {{...}}}}".format(where, missing, sorted(result)))
+    result = unwrap_result(result, where)
     boxes = _to_numpy(result['boxes_3d']).astype(np.float64)
     if boxes.size == 0:
         boxes = boxes.reshape(0, 7)

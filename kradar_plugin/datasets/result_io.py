@@ -55,17 +55,18 @@ def load_results_pickle(path):
         return pickle.load(f)
 
 
-def _frame_dict(res, index):
+def unwrap_result(res, where):
+    """The per-frame result dict (``{'pts_bbox': {...}}`` unwrapped) or a ValueError naming ``where``."""
     if not isinstance(res, dict):
-        raise ValueError('result {}: expected a dict, got {}'.format(index, type(res).__name__))
+        raise ValueError('{}: expected a dict, got {}'.format(where, type(res).__name__))
     if 'pts_bbox' in res:
         res = res['pts_bbox']
         if not isinstance(res, dict):
-            raise ValueError("result {}: 'pts_bbox' is a {}, expected a dict".format(index, type(res).__name__))
+            raise ValueError("{}: 'pts_bbox' is a {}, expected a dict".format(where, type(res).__name__))
     missing = [k for k in RESULT_KEYS if k not in res]
     if missing:
-        raise ValueError('result {}: missing {} (keys present: {}); expected {} or {{"pts_bbox": {{...}}}}'.format(
-            index, missing, sorted(res), list(RESULT_KEYS)))
+        raise ValueError('{}: missing {} (keys present: {}); expected {} or {{"pts_bbox": {{...}}}}'.format(
+            where, missing, sorted(res), list(RESULT_KEYS)))
     return res
 
 
@@ -74,7 +75,7 @@ def normalize_results(results):
     int64}``; a ValueError names the frame index, the field and the bad value."""
     out = []
     for i, res in enumerate(results):
-        res = results_to_numpy(_frame_dict(res, i))
+        res = results_to_numpy(unwrap_result(res, 'result {}'.format(i)))
         boxes = np.asarray(res['boxes_3d'], dtype=np.float64)
         if boxes.size == 0:
             boxes = boxes.reshape(0, max(boxes.shape[-1] if boxes.ndim == 2 else 7, 7))
