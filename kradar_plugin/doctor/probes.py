@@ -16,6 +16,7 @@ import subprocess
 import sys
 
 from ..compat.versions import normalize_name
+from ..compat.nvidia_driver import PROC_VERSION, driver_version
 
 DISTRIBUTIONS = ('numba', 'numpy', 'torch', 'mmcv', 'mmcv-full', 'mmcv-lite', 'mmdet', 'mmdet3d', 'mmseg',
                  'mmengine', 'yapf', 'numba-cuda')
@@ -153,15 +154,9 @@ def probe_libnvvm():
     return None
 
 
-def probe_driver(proc_path='/proc/driver/nvidia/version'):
+def probe_driver(proc_path=PROC_VERSION):
     """NVIDIA driver version from the kernel module ('535.104.05'), None without a driver."""
-    text = _read(proc_path)
-    if not text:
-        return None
-    match = re.search(r'Kernel Module\s+(?:for\s+\S+\s+)?(\d+\.\d+(?:\.\d+)?)', text)
-    if match is None:
-        match = re.search(r'\b(\d{3}\.\d+(?:\.\d+)?)\b', text)
-    return match.group(1) if match else None
+    return driver_version(proc_path, use_smi=False)
 
 
 def probe_gpu_count(proc_dir='/proc/driver/nvidia/gpus'):

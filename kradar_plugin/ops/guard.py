@@ -9,7 +9,6 @@ unavailable raises ``BackendUnavailable`` with the same text.
 import collections
 import logging
 import os
-import subprocess
 import sys
 import warnings
 
@@ -165,21 +164,9 @@ def _python():
 
 
 def nvidia_driver_version():
-    """The NVIDIA kernel driver version, without loading CUDA (a driver >= 580 segfaults old numba)."""
-    try:
-        with open('/proc/driver/nvidia/version') as f:
-            for word in f.read().split():
-                if word[:1].isdigit() and word.count('.') >= 1:
-                    return word
-    except (IOError, OSError):
-        pass
-    try:
-        out = subprocess.check_output(['nvidia-smi', '--query-gpu=driver_version', '--format=csv,noheader'],
-                                      stderr=subprocess.DEVNULL, timeout=10)
-        text = out.decode().strip().splitlines()
-        return text[0].strip() if text else None
-    except (OSError, subprocess.SubprocessError):
-        return None
+    """The NVIDIA driver version without loading CUDA; None without a driver."""
+    from ..compat.nvidia_driver import driver_version
+    return driver_version()
 
 
 def _cuda_toolkit_version():
