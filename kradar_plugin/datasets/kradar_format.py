@@ -10,7 +10,7 @@ mmdet3d box objects through ``.tensor``.
 """
 import numpy as np
 
-from kradar_plugin.datasets.result_io import unwrap_result
+from kradar_plugin.datasets.result_io import leaf_to_numpy, unwrap_result
 from kradar_plugin.evaluation.kradar_eval import kradar_eval
 from kradar_plugin.evaluation.protocols import (ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE,
                                                 FAKE_2D_BOX, get_protocol)
@@ -20,12 +20,7 @@ _CAM_TO_RADAR = np.array([[0, 0, 1], [-1, 0, 0], [0, -1, 0]], dtype=np.float64)
 
 
 def _to_numpy(value):
-    tensor = getattr(value, 'tensor', None)
-    if tensor is not None and not isinstance(value, np.ndarray):
-        value = tensor
-    if hasattr(value, 'detach') and hasattr(value, 'cpu'):
-        value = value.detach().cpu().numpy()
-    return np.asarray(value)
+    return np.asarray(leaf_to_numpy(value))
 
 
 def _in_roi(centers, pcd_limit_range, azimuth_range):

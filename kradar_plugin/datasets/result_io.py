@@ -17,7 +17,8 @@ import numpy as np
 RESULT_KEYS = ('boxes_3d', 'scores_3d', 'labels_3d')
 
 
-def _leaf_to_numpy(obj):
+def leaf_to_numpy(obj):
+    """A torch tensor or box object (anything with ``.tensor``) as a numpy array; anything else as it is."""
     tensor = getattr(obj, 'tensor', None)  # mmdet3d BaseInstance3DBoxes and look-alikes
     if tensor is not None and not isinstance(obj, np.ndarray):
         obj = tensor
@@ -35,7 +36,7 @@ def results_to_numpy(obj):
         return [results_to_numpy(v) for v in obj]
     if isinstance(obj, tuple):
         return tuple(results_to_numpy(v) for v in obj)
-    return _leaf_to_numpy(obj)
+    return leaf_to_numpy(obj)
 
 
 def write_results_pickle(results, path):
