@@ -24,7 +24,19 @@ ADAPTERS = (
     ('kradar_plugin.models', 'mmdet'),
 )
 ENV_VAR = 'KRADAR_PLUGIN_REGISTER'
+# the eval-only switch variables (kradar_plugin.runner.eval_mode); named here because that package is
+# exactly what may have failed to import
+SWITCH_VARS = ('KRADAR_EVAL_ONLY', 'KRADAR_EVAL_FIRST', 'KRADAR_EVAL_SAMPLES')
 failures = {}   # adapter module -> the exception that stopped it
+
+
+class SwitchUnavailableError(RuntimeError):
+    """A KRADAR_EVAL_* variable asks for eval-only/first/samples but the runner adapter did not import."""
+
+
+def _requested_switches(environ):
+    return ['{}={}'.format(name, environ[name]) for name in SWITCH_VARS
+            if environ.get(name, '').strip().lower() not in ('', '0', 'false', 'no', 'off')]
 
 
 def _importable(name):
@@ -50,6 +62,13 @@ def register_framework_components():
                           % (framework, module, type(exc).__name__, exc))
             continue
         loaded.append(module)
+    requested = _requested_switches(os.environ)
+    if requested and 'kradar_plugin.runner' in failures:
+        exc = failures['kradar_plugin.runner']
+        raise SwitchUnavailableError(
+            '{} is set, but kradar_plugin.runner failed to import ({}: {}), so the run would train instead of '
+            'evaluating. Fix the environment (`kradar-doctor` names the version pair) or unset the '
+            'variable.'.format(', '.join(requested), type(exc).__name__, exc))
     if failed:
         warnings.warn('kradar_plugin: %s; those components are not registered. Run `kradar-doctor` for the '
                       'version pair to fix.' % '; '.join(failed), RegistrationWarning, stacklevel=3)

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Build (or refresh) a virtual environment for kradar_plugin.
-#   tools/setup_env.sh full  [.venv]        torch 2.0.1 + mmcv-full 1.7.2 (CPU ops) + mmdet 2.28.2 + numba
+#   tools/setup_env.sh full  [.venv]        torch 2.0.1 + mmcv-full 1.7.0 (CPU ops) + mmdet 2.28.2 + mmdet3d
+#                                            1.0.0rc6 + numba (numpy 1.23.5: mmdet3d rc6 uses np.bool/np.int)
 #   tools/setup_env.sh light [.venv-light]  newest numpy 2.x + numba, no torch/mmcv (core tests)
 # Idempotent: a stamp keyed by the requirement files makes a second run take seconds.
-# mmcv-full is compiled once (13-18 min on 2 cores) and the wheel kept in a cache keyed by the torch
-# version and Python tag, so a later torch pin can never load an ABI-mismatched mmcv._ext.
+# mmcv-full is compiled once (9-18 min on 2 cores) and the wheel kept in a cache keyed by the torch
+# version and Python tag (the file name carries the mmcv version), so a later torch pin can never load an
+# ABI-mismatched mmcv._ext.
 set -euo pipefail
 kind=${1:-full}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 case "$kind" in
-  full)  venv=${2:-.venv};       reqs="requirements/stack.txt requirements/mmcv.txt requirements/tests.txt requirements/runtime.txt setup.py" ;;
+  full)  venv=${2:-.venv};       reqs="requirements/stack.txt requirements/mmcv.txt requirements/mmdet3d.txt requirements/mmdet3d-runtime.txt requirements/tests.txt requirements/runtime.txt setup.py" ;;
   light) venv=${2:-.venv-light}; reqs="requirements/light.txt requirements/tests.txt requirements/runtime.txt setup.py" ;;
   *) echo "usage: $0 full|light [VENV]" >&2; exit 2 ;;
 esac
@@ -49,11 +51,17 @@ if ! "$venv/bin/python" -c "import mmcv, mmcv._ext, sys; sys.exit(mmcv.__version
   $pip install -q --no-deps --force-reinstall "$whl"
 fi
 $pip install -q "$(grep -E '^mmdet' requirements/mmcv.txt)"
+# mmdet3d and the packages whose own pins cannot install here: no dependency resolution (see the file)
+$pip install -q --no-deps --no-build-isolation -r requirements/mmdet3d.txt
+$pip install -q -r requirements/mmdet3d-runtime.txt -r requirements/stack.txt
 $pip install -q --no-deps --no-build-isolation -e .
 "$venv/bin/python" - <<'PY'
-import numpy, torch, torchvision, mmcv, mmcv._ext, mmdet, numba
+import numpy, torch, torchvision, mmcv, mmcv._ext, mmdet, mmdet3d, numba
+from mmdet3d.apis import train_model  # noqa: F401  (mmdet3d's whole import chain, mmseg included)
 print('[env] ready: torch', torch.__version__, 'torchvision', torchvision.__version__, 'numpy', numpy.__version__,
-      'numba', numba.__version__, 'mmcv-full', mmcv.__version__, 'mmdet', mmdet.__version__)
-assert numpy.__version__.startswith('1.'), 'numpy was upgraded to %s' % numpy.__version__
+      'numba', numba.__version__, 'mmcv-full', mmcv.__version__, 'mmdet', mmdet.__version__,
+      'mmdet3d', mmdet3d.__version__)
+assert tuple(int(v) for v in numpy.__version__.split('.')[:2]) < (1, 24), \
+    'numpy %s: mmdet3d 1.0.0rc6 needs numpy < 1.24 (np.bool, np.int)' % numpy.__version__
 PY
 rm -f "$venv"/.kradar-env-full-*; touch "$stamp"
