@@ -122,16 +122,16 @@ def main(argv=None):
     from kradar_plugin.ops import guard
     t_import = time.time() - t0
     t0 = time.time()
-    _, cold = kradar_eval(gts, dts, ['Sedan'], ('bev', '3d'), protocol=args.protocol)
+    _, cold = kradar_eval(gts, dts, ['Sedan'], eval_types=('bev', '3d'), protocol=args.protocol)
     t_cold = time.time() - t0
     tracemalloc.start()
     t0 = time.time()
-    _, warm = kradar_eval(gts, dts, ['Sedan'], ('bev', '3d'), protocol=args.protocol)
+    _, warm = kradar_eval(gts, dts, ['Sedan'], eval_types=('bev', '3d'), protocol=args.protocol)
     t_warm_traced = time.time() - t0
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     t0 = time.time()
-    kradar_eval(gts, dts, ['Sedan'], ('bev', '3d'), protocol=args.protocol)
+    kradar_eval(gts, dts, ['Sedan'], eval_types=('bev', '3d'), protocol=args.protocol)
     t_warm = time.time() - t0
     try:
         import resource
@@ -147,7 +147,7 @@ def main(argv=None):
     if args.protocol == 'legacy' and args.subset:
         sub_g, sub_d = gts[:args.subset], dts[:args.subset]
         t0 = time.time()
-        _, ours = kradar_eval(sub_g, sub_d, ['Sedan'], ('bev', '3d'), protocol='legacy')
+        _, ours = kradar_eval(sub_g, sub_d, ['Sedan'], eval_types=('bev', '3d'), protocol='legacy')
         t_ours = time.time() - t0
         t0 = time.time()
         ref = {}

@@ -3,7 +3,8 @@
 Importable with numpy alone; numba (compiled statistics) and matplotlib (plots) are optional.
 """
 from .kradar_eval import Evaluation, evaluate_annos, kradar_eval  # noqa: F401
-from .protocols import PROTOCOL_NAMES, PROTOCOLS, Protocol, get_protocol  # noqa: F401
+from .protocols import (IOU_MODES, LEGACY_DIFFERENCE_NOTE, PROTOCOL_NAMES, PROTOCOLS, Protocol,  # noqa: F401
+                        get_protocol)
 
 __all__ = ['kradar_eval', 'evaluate_annos', 'Evaluation', 'PROTOCOLS', 'PROTOCOL_NAMES', 'Protocol',
-           'get_protocol']
+           'get_protocol', 'IOU_MODES', 'LEGACY_DIFFERENCE_NOTE']

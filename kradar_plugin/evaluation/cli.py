@@ -23,6 +23,9 @@ def _parser():
     p.add_argument('--classes', nargs='+', default=['Sedan'], help='classes to evaluate (default: Sedan)')
     p.add_argument('--protocol', default='legacy', choices=list(PROTOCOL_NAMES) + ['all'])
     p.add_argument('--eval-types', nargs='+', default=['bbox', 'bev', '3d'], choices=['bbox', 'bev', '3d'])
+    p.add_argument('--iou-mode', default='all', choices=['all', 'easy', 'mod', 'hard'],
+                   help="IoU thresholds as EchoFusion's iou_mode: all (0.3 0.5 0.7), easy (0.3), mod (0.5), "
+                        "hard (0.7)")
     p.add_argument('--distance-edges', nargs='+', type=float, default=None,
                    help='distance bin edges in metres for distance-binned protocols (default 0 30 50 72)')
     p.add_argument('--dt-z-is-bottom', action='store_true',
@@ -60,14 +63,15 @@ def _evaluations(args):
     if annos_mode:
         gt, dt = _load(args.gt_annos, '--gt-annos'), _load(args.dt_annos, '--dt-annos')
         for name in names:
-            out.append(evaluate_annos(gt, dt, args.classes, args.eval_types, name, **overrides))
+            out.append(evaluate_annos(gt, dt, args.classes, args.iou_mode, args.eval_types, protocol=name,
+                                      **overrides))
     else:
         from kradar_plugin.datasets.kradar_format import build_annos
         infos, results = _load(args.infos, '--infos'), _load(args.results, '--results')
         for name in names:
             gt, dt, _, proto = build_annos(infos, results, args.classes, name,
                                            dt_z_is_bottom=args.dt_z_is_bottom, **overrides)
-            out.append(evaluate_annos(gt, dt, args.classes, args.eval_types, proto))
+            out.append(evaluate_annos(gt, dt, args.classes, args.iou_mode, args.eval_types, protocol=proto))
     return out
 
 

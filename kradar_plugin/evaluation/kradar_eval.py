@@ -13,6 +13,8 @@ from .protocols import (FAKE_2D_BOX, KITTI_MAX_OCCLUSION, KITTI_MAX_TRUNCATION, 
 from .validation import check_eval_types, check_frames, resolve_classes
 
 METRICS = ('bbox', 'bev', '3d')
+#: EchoFusion's default ``eval_types`` (a tuple here: never mutated)
+DEFAULT_EVAL_TYPES = ('bev', '3d')
 
 
 class Evaluation(object):
@@ -166,11 +168,14 @@ def _one_curve(protocol, args, ign_gt, ign_dt, scores, min_overlap, compute_aos)
     return value, aos, curve
 
 
-def evaluate_annos(gt_annos, dt_annos, current_classes, eval_types=('bbox', 'bev', '3d'), protocol='legacy',
-                   **protocol_overrides):
-    """Evaluate per-frame annotations in EchoFusion's ``format_anno`` layout; returns an Evaluation."""
+def evaluate_annos(gt_annos, dt_annos, current_classes, iou_mode='all', eval_types=DEFAULT_EVAL_TYPES, *,
+                   protocol='legacy', **protocol_overrides):
+    """Evaluate per-frame annotations in EchoFusion's ``format_anno`` layout; returns an Evaluation.
+
+    Arguments as :func:`kradar_eval`.
+    """
     from . import report
-    proto = get_protocol(protocol, **protocol_overrides)
+    proto = get_protocol(protocol, iou_mode=iou_mode, **protocol_overrides)
     eval_types = check_eval_types(eval_types)
     frames = check_frames(gt_annos, dt_annos)
     classes = resolve_classes(current_classes)
@@ -226,14 +231,20 @@ def evaluate_annos(gt_annos, dt_annos, current_classes, eval_types=('bbox', 'bev
     return result
 
 
-def kradar_eval(gt_annos, dt_annos, current_classes, eval_types=('bbox', 'bev', '3d'), protocol='legacy',
-                **protocol_overrides):
+def kradar_eval(gt_annos, dt_annos, current_classes, iou_mode='all', eval_types=DEFAULT_EVAL_TYPES, *,
+                protocol='legacy', **protocol_overrides):
     """K-Radar evaluation of per-frame annotation dicts; returns ``(result_str, ap_dict)``.
 
-    ``protocol``: 'legacy' (EchoFusion's numbers and key names, with a correct IoU), 'revised' or
-    'fixed' (see ``protocols.PROTOCOLS``), or a :class:`Protocol`; keyword overrides replace single
-    settings, e.g. ``distance_edges=(0, 20, 40, 72)``. Every given frame is evaluated (detections in a
-    frame without GT are false positives); dropping frames is the dataset step's business.
+    The first five parameters are EchoFusion's ``kradar_eval(gt_annos, dt_annos, current_classes,
+    iou_mode='all', eval_types=['bev', '3d'])``, positional or keyword: ``iou_mode`` 'all' evaluates the
+    protocol's IoU thresholds (0.3, 0.5, 0.7), 'easy' / 'mod' / 'hard' only 0.3 / 0.5 / 0.7;
+    ``eval_types`` from 'bbox', 'bev', '3d' ('aos' needs 'bbox'; AOS is computed with 'bbox' when the
+    alphas are valid, as in EchoFusion) and is never modified. Keyword only: ``protocol``: 'legacy'
+    (EchoFusion's numbers and key names, with a correct IoU), 'revised' or 'fixed' (see
+    ``protocols.PROTOCOLS``), or a :class:`Protocol`; ``protocol_overrides`` replace single settings,
+    e.g. ``distance_edges=(0, 20, 40, 72)``. Every given frame is evaluated (detections in a frame without
+    GT are false positives); dropping frames is the dataset step's business.
     """
-    result = evaluate_annos(gt_annos, dt_annos, current_classes, eval_types, protocol, **protocol_overrides)
+    result = evaluate_annos(gt_annos, dt_annos, current_classes, iou_mode, eval_types, protocol=protocol,
+                            **protocol_overrides)
     return result.result_str, result.ap_dict

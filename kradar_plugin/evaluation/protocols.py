@@ -19,6 +19,21 @@ KITTI_MAX_OCCLUSION = (0, 1, 2)
 KITTI_MAX_TRUNCATION = (0.15, 0.3, 0.5)
 KITTI_DIFFICULTIES = ('easy', 'moderate', 'hard')
 
+#: EchoFusion's ``iou_mode`` argument: the IoU thresholds it selects ('all' keeps the protocol's, which are
+#: 0.3, 0.5, 0.7 in every built-in protocol, in that order).
+IOU_MODES = {'all': None, 'easy': (0.3,), 'mod': (0.5,), 'hard': (0.7,)}
+
+#: GT classes that are ignored (neither TP, FN nor FP source) when evaluating a class: EchoFusion's
+#: ``clean_data`` (a KITTI heritage) has ``Person_sitting`` for ``Pedestrian`` and ``Bus or Truck`` for ``Sedan``.
+ECHOFUSION_SIMILAR_CLASSES = (('Sedan', 'Bus or Truck'), ('Pedestrian', 'Person_sitting'))
+
+#: Logged once per evaluation by the dataset step: the only place ``legacy`` can differ from EchoFusion.
+LEGACY_DIFFERENCE_NOTE = (
+    "K-Radar 'legacy' protocol = EchoFusion's kradar_eval rule for rule; with mmdet3d's own "
+    "rotate_iou_gpu_eval kernel EchoFusion's numbers differ only for identical rotated boxes, boxes with "
+    "collinear/coincident edges (where that kernel is wrong, e.g. IoU 0 for two identical boxes) and IoUs "
+    "within ~1e-6 of a threshold (its float32); ours are exact there")
+
 #: EchoFusion's region of interest (x_min, y_min, z_min, x_max, y_max, z_max) in metres, and azimuth (deg).
 ECHOFUSION_PCD_LIMIT_RANGE = (0.0, -6.4, -2.0, 72.0, 6.4, 6.0)
 ECHOFUSION_AZIMUTH_RANGE = (-50.0, 50.0)
@@ -129,7 +144,9 @@ PROTOCOLS = {
                     'yaw without -pi/2, KITTI difficulty columns, frames without GT dropped',
         threshold_selection='kitti41', interpolation='11of41', z_center=1.0, yaw_offset=0.0,
         difficulty='kitti', drop_frames_without_gt=True, dt_azimuth_filter=False, echofusion_keys=True,
-        bbox_2d='always', similar_classes=(('Sedan', 'Bus or Truck'),), **_COMMON),
+        bbox_2d='always', similar_classes=ECHOFUSION_SIMILAR_CLASSES, **_COMMON),
+    # eval_revised.py carries the KITTI rules ('Pedestrian'/'Person_sitting', 'Car'/'Van') but compares them
+    # with its own abbreviated class names ('sed', 'ped', ...), so they never fire: no ignored neighbours.
     'revised': Protocol(
         name='revised',
         description='K-Radar eval_revised.py: 41 thresholds averaged over all 41 points, centre-origin '
@@ -144,14 +161,26 @@ PROTOCOLS = {
                     '2D/AOS only with real 2D boxes',
         threshold_selection='every_score', interpolation='r40', z_center=0.5, yaw_offset=-math.pi / 2,
         difficulty='distance', drop_frames_without_gt=False, dt_azimuth_filter=True,
-        echofusion_keys=False, bbox_2d='if_real', similar_classes=(('Sedan', 'Bus or Truck'),), **_COMMON),
+        echofusion_keys=False, bbox_2d='if_real', similar_classes=ECHOFUSION_SIMILAR_CLASSES, **_COMMON),
 }
 
 PROTOCOL_NAMES = ('legacy', 'revised', 'fixed')
 
 
-def get_protocol(protocol='legacy', **overrides):
-    """A :class:`Protocol` from a name (or a Protocol), with optional field overrides."""
+def get_protocol(protocol='legacy', *, iou_mode='all', **overrides):
+    """A :class:`Protocol` from a name (or a Protocol), with optional field overrides.
+
+    ``iou_mode`` is EchoFusion's argument: 'all' keeps the protocol's ``iou_thresholds``; 'easy', 'mod',
+    'hard' select 0.3, 0.5, 0.7 alone (and cannot be combined with an ``iou_thresholds`` override).
+    """
+    if not isinstance(iou_mode, str) or iou_mode not in IOU_MODES:
+        raise ValueError('iou_mode={!r}: choose one of {} (EchoFusion\'s 4th positional argument of '
+                         'kradar_eval; pass eval_types=... by keyword)'.format(iou_mode, sorted(IOU_MODES)))
+    if IOU_MODES[iou_mode] is not None:
+        if 'iou_thresholds' in overrides:
+            raise ValueError('give either iou_mode={!r} or iou_thresholds={!r}, not both'.format(
+                iou_mode, overrides['iou_thresholds']))
+        overrides = dict(overrides, iou_thresholds=IOU_MODES[iou_mode])
     if isinstance(protocol, Protocol):
         base = protocol
     elif protocol is None:

@@ -172,14 +172,18 @@ def resolve_classes(current_classes):
 
 
 def check_eval_types(eval_types):
-    """Normalise ``eval_types`` (never mutates the argument): a tuple from 'bbox', 'bev', '3d', 'aos'."""
+    """Normalise ``eval_types`` (never mutates the argument): a tuple from 'bbox', 'bev', '3d', 'aos'
+    (None: EchoFusion's default, bev and 3d). 'aos' without 'bbox' is an error, as EchoFusion asserts."""
     if eval_types is None:
-        eval_types = ('bbox', 'bev', '3d')
+        eval_types = ('bev', '3d')
     if isinstance(eval_types, str):
         eval_types = (eval_types,)
     eval_types = tuple(eval_types)
     bad = [t for t in eval_types if t not in ('bbox', 'bev', '3d', 'aos')]
     if bad or not [t for t in eval_types if t != 'aos']:
         raise ValueError('eval_types={!r}: choose one or more of bbox, bev, 3d (aos needs bbox)'.format(
+            list(eval_types)))
+    if 'aos' in eval_types and 'bbox' not in eval_types:
+        raise ValueError('eval_types={!r}: aos needs bbox (AOS is computed on the 2D matching)'.format(
             list(eval_types)))
     return eval_types

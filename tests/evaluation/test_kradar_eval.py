@@ -14,7 +14,7 @@ ALL = ('legacy', 'revised', 'fixed')
 
 
 def _aps(protocol, gts, dts, metric='bev', eval_types=('bev', '3d')):
-    ev = evaluate_annos(gts, dts, ['Sedan'], eval_types, protocol)
+    ev = evaluate_annos(gts, dts, ['Sedan'], eval_types=eval_types, protocol=protocol)
     return ev.ap[metric][0, 0]
 
 
@@ -92,7 +92,7 @@ def test_matches_independent_shapely_reference(proto):
     rs = np.random.RandomState(11)
     gts = [random_gt(rs, rs.randint(0, 5)) for _ in range(15)]
     dts = [noisy_dets(rs, g, rs.randint(0, 3)) for g in gts]
-    ev = evaluate_annos(gts, dts, ['Sedan'], ('bev', '3d'), proto)
+    ev = evaluate_annos(gts, dts, ['Sedan'], eval_types=('bev', '3d'), protocol=proto)
     for metric in ('bev', '3d'):
         for i, iou in enumerate((0.3, 0.5, 0.7)):
             want = reference_ap(gts, dts, 'Sedan', metric, iou, proto)
@@ -106,8 +106,8 @@ def test_quirk_yaw_footprint_turned_90_degrees_in_legacy_only():
     physical = radar_rect(21.5, 0, 4, 2, 0).intersection(radar_rect(20, 0, 4, 2, 0)).area
     physical_iou = physical / (16 - physical)                       # 5 / 11 = 0.4545
     assert physical_iou == pytest.approx(5 / 11.)
-    ev_fixed = evaluate_annos([gt], [dt], ['Sedan'], ('bev',), 'fixed')
-    ev_legacy = evaluate_annos([gt], [dt], ['Sedan'], ('bev',), 'legacy')
+    ev_fixed = evaluate_annos([gt], [dt], ['Sedan'], eval_types=('bev',), protocol='fixed')
+    ev_legacy = evaluate_annos([gt], [dt], ['Sedan'], eval_types=('bev',), protocol='legacy')
     # fixed sees the physical 0.4545 (TP at 0.3); legacy turns both boxes 90 deg -> IoU 1/7 (miss)
     assert ev_fixed.ap['bev'][0, 0, 0] == pytest.approx(100.0)
     assert ev_legacy.ap['bev'][0, 0, 0] == 0.0
@@ -119,14 +119,14 @@ def test_quirk_bottom_origin_height_in_legacy_only():
     dt = frame([[0, 0.5, 20]], [[4, 1.0, 2]], [0.0], scores=[0.9])
     # centre origin: height overlap 1 -> IoU 8 / (16 + 8 - 8) = 0.5; legacy [z-h, z]: overlap 0.5 -> 0.2
     for proto, hit in (('legacy', False), ('revised', True), ('fixed', True)):
-        ap = evaluate_annos([gt], [dt], ['Sedan'], ('3d',), proto).ap['3d'][0, 0, 0]  # IoU 0.3
+        ap = evaluate_annos([gt], [dt], ['Sedan'], eval_types=('3d',), protocol=proto).ap['3d'][0, 0, 0]  # IoU 0.3
         assert (ap > 0) == hit, proto
 
 
 def test_quirk_key_mislabels_and_unambiguous_keys():
     gt = frame([[0, 0, 20]], [[4, 1.5, 2]], [0.4])
     dt = frame([[0, 0, 20]], [[4, 1.5, 1.2]], [0.4], scores=[0.9])   # BEV IoU 0.6 at any yaw (same centre)
-    res, d = kradar_eval([gt], [dt], ['Sedan'], protocol='legacy')
+    res, d = kradar_eval([gt], [dt], ['Sedan'], eval_types=['bbox', 'bev', '3d'], protocol='legacy')
     assert d['kradar/Sedan_BEV_easy_strict'] == pytest.approx(100 / 11.)   # "strict" is AP@0.3
     assert d['kradar/Sedan_BEV_easy_loose'] == 0.0                         # "loose" is AP@0.7
     assert d['Sedan/bev@0.3'] == d['Sedan/bev@0.5'] == pytest.approx(100 / 11.)
@@ -152,12 +152,12 @@ def test_distance_bins_ignore_objects_outside_the_bin():
     far = frame([[0, 0, 60]], [[4, 1.5, 2]], [0.0])
     d_near = perfect(near, [0.9])
     d_far_fp = frame([[3, 0, 40]], [[4, 1.5, 2]], [0.0], scores=[0.99])   # FP in the 30-50 bin
-    ev = evaluate_annos([near, far], [d_near, d_far_fp], ['Sedan'], ('bev',), 'fixed')
+    ev = evaluate_annos([near, far], [d_near, d_far_fp], ['Sedan'], eval_types=('bev',), protocol='fixed')
     assert ev.columns == ('all', '0-30m', '30-50m', '50-72m')
     ap = ev.ap['bev'][0, :, 0]
     assert ap[1] == pytest.approx(100.0)     # the 30-50 m FP is ignored in the 0-30 m bin
     assert ap[2] == 0.0 and ap[3] == 0.0     # no GT in 30-50; GT missed in 50-72
-    ev2 = evaluate_annos([near, far], [d_near, d_far_fp], ['Sedan'], ('bev',), 'fixed',
+    ev2 = evaluate_annos([near, far], [d_near, d_far_fp], ['Sedan'], eval_types=('bev',), protocol='fixed',
                          distance_edges=(0, 50, 72))
     assert ev2.columns == ('all', '0-50m', '50-72m')
     assert ev2.ap['bev'][0, 1, 0] == pytest.approx(50.0)   # FP at 0.99 above the TP at 0.9
@@ -189,11 +189,114 @@ def test_multiple_classes_overall_keys():
     assert d['kradar/Pedestrian_3D_easy_strict'] == pytest.approx(100 / 11.)
 
 
-def test_protocol_overrides_and_numba_free_kernels_agree():
-    from kradar_plugin.evaluation import statistics
+def _jitted(module):
+    return dict((name, f) for name, f in vars(module).items() if getattr(f, 'py_func', f) is not f)
+
+
+def test_protocol_overrides_and_numba_free_kernels_agree(monkeypatch):
+    from kradar_plugin.evaluation import _jit, ap, statistics
     rs = np.random.RandomState(5)
-    gts = [random_gt(rs, 3) for _ in range(4)]
-    dts = [noisy_dets(rs, g, 2) for g in gts]
-    ev = evaluate_annos(gts, dts, ['Sedan'], ('bev',), 'legacy', iou_thresholds=(0.25,))
+    gts = [random_gt(rs, rs.randint(0, 5)) for _ in range(25)]
+    dts = [noisy_dets(rs, g, rs.randint(0, 4)) for g in gts]
+    ev = evaluate_annos(gts, dts, ['Sedan'], eval_types=('bev',), protocol='legacy', iou_thresholds=(0.25,))
     assert ev.ious == (0.25,) and ev.ap['bev'].shape == (1, 3, 1)
-    assert hasattr(statistics.accumulate_pr, 'py_func')
+    if not _jit.NUMBA_AVAILABLE:
+        pytest.skip('numba is not installed: only the plain path exists here')
+    compiled = {}
+    for proto in ALL:
+        compiled[proto] = evaluate_annos(gts, dts, ['Sedan'], eval_types=('bev', '3d'), protocol=proto)
+    kernels = [(m, name, f) for m in (statistics, ap) for name, f in _jitted(m).items()]
+    # the entry kernels really ran compiled (helpers called only from compiled code have no signature)
+    assert len([f for _, _, f in kernels if f.signatures]) >= 2, kernels
+    for module, name, f in kernels:          # the same evaluation through the plain Python functions
+        monkeypatch.setattr(module, name, f.py_func)
+    for proto in ALL:
+        plain = evaluate_annos(gts, dts, ['Sedan'], eval_types=('bev', '3d'), protocol=proto)
+        for metric in ('bev', '3d'):
+            assert np.array_equal(plain.ap[metric], compiled[proto].ap[metric]), (proto, metric)
+            assert np.any(plain.ap[metric] > 0)
+        for key, curve in compiled[proto].curves.items():
+            assert np.array_equal(plain.curves[key]['thresholds'], curve['thresholds'])
+            assert np.array_equal(plain.curves[key]['threshold_precision'], curve['threshold_precision'])
+
+
+# --- EchoFusion's rules and call shape -----------------------------------------------------------------
+
+def _person_sitting_case():
+    # a Pedestrian found at 0.9, and a Pedestrian detection (0.95) exactly on a Person_sitting GT
+    gt = frame([[0, 0, 20], [3, 0, 30]], [[0.6, 1.7, 0.6], [0.7, 1.2, 0.6]], [0.0, 0.0],
+               names=['Pedestrian', 'Person_sitting'])
+    dt = frame([[0, 0, 20], [3, 0, 30]], [[0.6, 1.7, 0.6], [0.7, 1.2, 0.6]], [0.0, 0.0],
+               names=['Pedestrian', 'Pedestrian'], scores=[0.9, 0.95])
+    return [gt], [dt]
+
+
+@pytest.mark.parametrize('proto,want', [
+    # ignored: the 0.95 detection matches the Person_sitting GT and counts neither way; 1 GT, thresholds
+    # [0.9], precision 1 -> 100/11
+    ('legacy', 100 / 11.),
+    # not special (eval_revised's rule never fires): the 0.95 detection is a FP -> precision 1/2 at the
+    # only threshold -> 0.5 / 41
+    ('revised', 50 / 41.),
+    # ignored: operating points (R 0, P 0) at 0.95 and (R 1, P 1) at 0.9 -> R40 100
+    ('fixed', 100.0),
+])
+def test_person_sitting_is_ignored_for_pedestrian_like_echofusion(proto, want):
+    gts, dts = _person_sitting_case()
+    ev = evaluate_annos(gts, dts, ['Pedestrian'], eval_types=('bev', '3d'), protocol=proto)
+    assert ev.num_gt[('Pedestrian', 0)] == 1                  # Person_sitting never counts as a GT
+    for metric in ('bev', '3d'):
+        assert ev.ap[metric][0, 0, :] == pytest.approx([want] * 3)
+
+
+@pytest.mark.parametrize('proto,want', [('legacy', 100 / 11.), ('revised', 50 / 41.), ('fixed', 100.0)])
+def test_bus_or_truck_is_ignored_for_sedan_like_echofusion(proto, want):
+    gt = frame([[0, 0, 20], [3, 0, 40]], [[4.5, 1.6, 1.9], [9, 3, 2.6]], [0.0, 0.0], names=['Sedan', 'Bus or Truck'])
+    dt = frame([[0, 0, 20], [3, 0, 40]], [[4.5, 1.6, 1.9], [9, 3, 2.6]], [0.0, 0.0], names=['Sedan', 'Sedan'],
+               scores=[0.9, 0.95])
+    assert _aps(proto, [gt], [dt]) == pytest.approx([want] * 3)
+
+
+def _iou_06_case():
+    gt = frame([[0, 0, 20]], [[4, 1.5, 2]], [0.4])
+    dt = frame([[0, 0, 20]], [[4, 1.5, 1.2]], [0.4], scores=[0.9])   # BEV IoU 0.6 (same centre and yaw)
+    return [gt], [dt]
+
+
+@pytest.mark.parametrize('iou_mode,ious,found', [('all', (0.3, 0.5, 0.7), (True, True, False)),
+                                                 ('easy', (0.3,), (True,)), ('mod', (0.5,), (True,)),
+                                                 ('hard', (0.7,), (False,))])
+def test_iou_mode_positional_and_keyword_like_echofusion(iou_mode, ious, found):
+    gts, dts = _iou_06_case()
+    res, d = kradar_eval(gts, dts, ['Sedan'], iou_mode)
+    assert kradar_eval(gts, dts, ['Sedan'], iou_mode=iou_mode) == (res, d)
+    # EchoFusion labels by threshold index: the first is "_strict", the others "_loose"
+    for i, (iou, hit) in enumerate(zip(ious, found)):
+        value = 100 / 11. if hit else 0.0
+        assert d['Sedan/bev@{:g}'.format(iou)] == pytest.approx(value)
+        if i == 0:
+            assert d['kradar/Sedan_BEV_easy_strict'] == pytest.approx(value)
+    assert d['kradar/Sedan_BEV_hard_loose' if len(ious) > 1 else 'kradar/Sedan_BEV_hard_strict'] == \
+        pytest.approx(100 / 11. if found[-1] else 0.0)
+    assert ('kradar/Sedan_BEV_easy_loose' in d) == (len(ious) > 1)
+    assert sorted(k for k in d if '@' in k) == sorted('Sedan/{}@{:g}'.format(m, i) for m in ('bev', '3d')
+                                                      for i in ious)
+    assert res.count('Sedan AP@') == len(ious) and 'Sedan AP@{0:.2f}, {0:.2f}, {0:.2f}:'.format(ious[0]) in res
+
+
+def test_echofusion_defaults_and_call_errors():
+    gts, dts = _iou_06_case()
+    res, d = kradar_eval(gts, dts, ['Sedan'])                  # EchoFusion's default eval_types: bev, 3d
+    assert 'bbox AP' not in res and not [k for k in d if '_2D_' in k or 'bbox' in k]
+    with pytest.raises(ValueError, match="iou_mode=.*pass eval_types=... by keyword"):
+        kradar_eval(gts, dts, ['Sedan'], ['bev', '3d'])       # our old positional eval_types
+    with pytest.raises(ValueError, match='iou_mode'):
+        kradar_eval(gts, dts, ['Sedan'], 'moderate')
+    with pytest.raises(ValueError, match='not both'):
+        kradar_eval(gts, dts, ['Sedan'], 'hard', iou_thresholds=(0.5,))
+    with pytest.raises(ValueError, match='aos needs bbox'):
+        kradar_eval(gts, dts, ['Sedan'], eval_types=['bev', 'aos'])
+    with pytest.raises(TypeError):
+        kradar_eval(gts, dts, ['Sedan'], 'all', ['bev'], 'legacy')   # protocol is keyword-only
+    assert kradar_eval(gts, dts, ['Sedan'], 'all', iou_thresholds=(0.5,))[1]['Sedan/bev@0.5'] == \
+        pytest.approx(100 / 11.)

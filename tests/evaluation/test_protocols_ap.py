@@ -22,6 +22,11 @@ def test_table_settings():
         get_protocol('fixed', distance_edges=(30, 10))
     with pytest.raises(AttributeError):
         legacy.z_center = 0.5
+    echofusion_rules = (('Sedan', 'Bus or Truck'), ('Pedestrian', 'Person_sitting'))
+    assert legacy.similar_classes == fixed.similar_classes == echofusion_rules and revised.similar_classes == ()
+    assert get_protocol('legacy', iou_mode='hard').iou_thresholds == (0.7,)
+    assert get_protocol('revised', iou_mode='easy').iou_thresholds == (0.3,)
+    assert get_protocol('fixed', iou_mode='all').iou_thresholds == (0.3, 0.5, 0.7)
 
 
 def test_get_thresholds_hand_cases():
