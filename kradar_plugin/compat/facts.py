@@ -2,23 +2,17 @@
 
 Every number here comes from /work/shared/reference/rotate-iou.md and environment.md (numba CHANGE_LOG and
 ``numba/__init__.py`` at each tag, numba issues #6041/#6607/#8715/#10188, mmdet/mmdet3d ``__init__.py``
-asserts, mmcv PR #2944, mmengine PR #1365), or from NVIDIA's CUDA release notes (driver table). Data
-first, then small functions that read it; a function returns ``Finding``s and never imports anything.
+asserts, mmcv PR #2944, mmengine PR #1365), from NVIDIA's CUDA release notes (driver table), or from the
+public sources named next to each OpenMMLab fact below (git tags of open-mmlab/mmdetection3d, mmengine and
+mmcv; the published mmdet/mmsegmentation/mmengine wheels; numpy's own ``__init__.py`` at each release).
+Data first, then small functions that read it; a function returns ``Finding``s and never imports anything.
 Numpy-only, Python 3.7 syntax: ``kradar_plugin.ops`` imports this module.
 """
 import collections
 
-from .versions import major_minor, parse_version
+from .versions import (BOX_CONVENTION_CHANGED_IN, major_minor, mmdet3d_box_convention, parse_version)
 
 Finding = collections.namedtuple('Finding', 'status reason fix')  # status 'OK' | 'WARN' | 'FAIL'
-
-STATUS_ORDER = {'OK': 0, 'SKIP': 0, 'WARN': 1, 'FAIL': 2}
-
-
-def worst(findings, default='OK'):
-    """The most severe status among ``findings`` ('FAIL' > 'WARN' > 'OK')."""
-    statuses = [f.status for f in findings]
-    return max(statuses, key=STATUS_ORDER.get) if statuses else default
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -211,63 +205,272 @@ def numba_cpu_findings(numba, numpy=None, python=None):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# OpenMMLab import-time asserts: the mmcv (and mmdet/mmseg) range each package accepts. Both ends inclusive
-# because the packages' own asserts use ``>= min and <= max`` (mmdet 2.x, mmdet3d <=1.0.0rc6). The live
+# OpenMMLab import-time asserts: the mmcv (and mmdet/mmseg/mmengine) range each package accepts. The live
 # doctor reads these numbers from the installed package's __init__.py; this table is for --assume.
-# Sources: mmdet docs/en/get_started.md + mmdet/__init__.py; mmdet3d mmdet3d/__init__.py at the tags
-# (environment.md: v0.17.3..v1.0.0rc0 accept mmcv 1.3.8..1.5.0) and docs/en/faq.md for later rcs.
-# Columns: package, first version, last version (inclusive), {dependency: (min, max)}.
+# Columns: package, first version, last version (inclusive), {dependency: (min, max)}, max inclusive?
+#   1.x generation (mmcv-full): ``min <= v <= max`` (mmdet 2.x, mmdet3d <= 1.0.0rc6); 2.x generation: ``min <=
+#   v < max``. Key 'mmcv-full' / 'mmcv' is the mmcv the assert sees (mmcv.__version__: mmcv-full 1.x, mmcv 2.x
+#   or the mmcv-lite build).
+# Sources: mmdet 2.x docs/en/get_started.md + mmdet/__init__.py; mmdet3d ``mmdet3d/__init__.py`` at every tag
+# v0.15.0..v1.4.0 (open-mmlab/mmdetection3d; the docs' faq.md table differs from the code: v0.18.0..v1.0.0rc2
+# assert mmdet>=2.19.0, v1.0.0rc3..rc6 mmdet>=2.24.0); mmdet 3.0.0/3.1.0/3.2.0/3.3.0 ``mmdet/__init__.py`` in
+# the PyPI wheels.
 # ---------------------------------------------------------------------------------------------------------
 OPENMMLAB_RANGES = (
-    ('mmdet', '2.14.0', '2.16.99', {'mmcv-full': ('1.3.8', '1.4.0')}),
-    ('mmdet', '2.17.0', '2.17.99', {'mmcv-full': ('1.3.14', '1.4.0')}),
-    ('mmdet', '2.18.0', '2.18.99', {'mmcv-full': ('1.3.17', '1.4.0')}),
-    ('mmdet', '2.19.0', '2.23.99', {'mmcv-full': ('1.3.17', '1.5.0')}),
-    ('mmdet', '2.24.0', '2.24.99', {'mmcv-full': ('1.3.17', '1.6.0')}),
-    ('mmdet', '2.25.0', '2.25.99', {'mmcv-full': ('1.3.17', '1.7.0')}),
-    ('mmdet', '2.26.0', '2.28.99', {'mmcv-full': ('1.3.17', '1.8.0')}),
+    ('mmdet', '2.14.0', '2.16.99', {'mmcv-full': ('1.3.8', '1.4.0')}, True),
+    ('mmdet', '2.17.0', '2.17.99', {'mmcv-full': ('1.3.14', '1.4.0')}, True),
+    ('mmdet', '2.18.0', '2.18.99', {'mmcv-full': ('1.3.17', '1.4.0')}, True),
+    ('mmdet', '2.19.0', '2.23.99', {'mmcv-full': ('1.3.17', '1.5.0')}, True),
+    ('mmdet', '2.24.0', '2.24.99', {'mmcv-full': ('1.3.17', '1.6.0')}, True),
+    ('mmdet', '2.25.0', '2.25.99', {'mmcv-full': ('1.3.17', '1.7.0')}, True),
+    ('mmdet', '2.26.0', '2.28.99', {'mmcv-full': ('1.3.17', '1.8.0')}, True),
+    ('mmdet', '3.0.0', '3.1.99', {'mmcv': ('2.0.0rc4', '2.1.0'), 'mmengine': ('0.7.1', '1.0.0')}, False),
+    ('mmdet', '3.2.0', '3.3.99', {'mmcv': ('2.0.0rc4', '2.2.0'), 'mmengine': ('0.7.1', '1.0.0')}, False),
     ('mmdet3d', '0.15.0', '0.17.2', {'mmcv-full': ('1.3.8', '1.4.0'), 'mmdet': ('2.14.0', '3.0.0'),
-                                     'mmseg': ('0.14.1', '1.0.0')}),
-    ('mmdet3d', '0.17.3', '1.0.0rc0', {'mmcv-full': ('1.3.8', '1.5.0'), 'mmdet': ('2.14.0', '3.0.0'),
-                                       'mmseg': ('0.14.1', '1.0.0')}),
+                                     'mmseg': ('0.14.1', '1.0.0')}, True),
+    ('mmdet3d', '0.17.3', '0.17.3', {'mmcv-full': ('1.3.8', '1.5.0'), 'mmdet': ('2.14.0', '3.0.0'),
+                                     'mmseg': ('0.14.1', '1.0.0')}, True),
+    ('mmdet3d', '0.18.0', '1.0.0rc0', {'mmcv-full': ('1.3.8', '1.5.0'), 'mmdet': ('2.19.0', '3.0.0'),
+                                       'mmseg': ('0.20.0', '1.0.0')}, True),
     ('mmdet3d', '1.0.0rc1', '1.0.0rc1', {'mmcv-full': ('1.4.8', '1.5.0'), 'mmdet': ('2.19.0', '3.0.0'),
-                                         'mmseg': ('0.20.0', '1.0.0')}),
-    ('mmdet3d', '1.0.0rc2', '1.0.0rc3', {'mmcv-full': ('1.4.8', '1.6.0'), 'mmdet': ('2.24.0', '3.0.0'),
-                                         'mmseg': ('0.20.0', '1.0.0')}),
+                                         'mmseg': ('0.20.0', '1.0.0')}, True),
+    ('mmdet3d', '1.0.0rc2', '1.0.0rc2', {'mmcv-full': ('1.4.8', '1.6.0'), 'mmdet': ('2.19.0', '3.0.0'),
+                                         'mmseg': ('0.20.0', '1.0.0')}, True),
+    ('mmdet3d', '1.0.0rc3', '1.0.0rc3', {'mmcv-full': ('1.4.8', '1.6.0'), 'mmdet': ('2.24.0', '3.0.0'),
+                                         'mmseg': ('0.20.0', '1.0.0')}, True),
+    # 1.0.0rc4..rc6 refuse mmcv-full 1.7.1/1.7.2 (environment.md section 7: "MMCV==1.7.2 is used but
+    # incompatible. Please install mmcv>=1.5.2, <=1.7.0.", run).
     ('mmdet3d', '1.0.0rc4', '1.0.0rc6', {'mmcv-full': ('1.5.2', '1.7.0'), 'mmdet': ('2.24.0', '3.0.0'),
-                                         'mmseg': ('0.20.0', '1.0.0')}),
+                                         'mmseg': ('0.20.0', '1.0.0')}, True),
+    ('mmdet3d', '1.1.0rc0', '1.1.0rc1', {'mmcv': ('2.0.0rc0', '2.1.0'), 'mmdet': ('3.0.0rc0', '3.1.0')}, False),
+    ('mmdet3d', '1.1.0rc2', '1.1.0rc3', {'mmcv': ('2.0.0rc0', '2.1.0'), 'mmdet': ('3.0.0rc0', '3.1.0'),
+                                         'mmengine': ('0.1.0', '1.0.0')}, False),
+    ('mmdet3d', '1.1.0', '1.1.99', {'mmcv': ('2.0.0rc4', '2.1.0'), 'mmdet': ('3.0.0', '3.1.0'),
+                                    'mmengine': ('0.7.1', '1.0.0')}, False),
+    ('mmdet3d', '1.2.0', '1.2.99', {'mmcv': ('2.0.0rc4', '2.1.0'), 'mmdet': ('3.0.0', '3.2.0'),
+                                    'mmengine': ('0.8.0', '1.0.0')}, False),
+    ('mmdet3d', '1.3.0', '1.3.99', {'mmcv': ('2.0.0rc4', '2.2.0'), 'mmdet': ('3.0.0rc5', '3.3.0'),
+                                    'mmengine': ('0.8.0', '1.0.0')}, False),
+    ('mmdet3d', '1.4.0', '1.4.99', {'mmcv': ('2.0.0rc4', '2.2.0'), 'mmdet': ('3.0.0rc5', '3.4.0'),
+                                    'mmengine': ('0.8.0', '1.0.0')}, False),
 )
+
+
+def openmmlab_asserts(package, version):
+    """{dependency: (min, max, max_inclusive)} that ``package`` ``version`` asserts at import ({} when not in
+    the table)."""
+    v = parse_version(version)
+    if v is None:
+        return {}
+    for name, first, last, ranges, inclusive in OPENMMLAB_RANGES:
+        if name == package and parse_version(first) <= v <= parse_version(last):
+            return dict((dep, (lo, hi, inclusive)) for dep, (lo, hi) in ranges.items())
+    return {}
 
 
 def openmmlab_ranges(package, version):
     """{dependency: (min, max)} that ``package`` ``version`` asserts at import ({} when not in the table)."""
-    v = parse_version(version)
-    if v is None:
-        return {}
-    for name, first, last, ranges in OPENMMLAB_RANGES:
-        if name == package and parse_version(first) <= v <= parse_version(last):
-            return dict(ranges)
-    return {}
+    return dict((dep, (lo, hi)) for dep, (lo, hi, _) in openmmlab_asserts(package, version).items())
 
 
-def range_findings(package, version, dependency, dep_version, minimum, maximum, source='asserts'):
-    """FAIL when ``dep_version`` is outside [minimum, maximum] that ``package`` ``version`` asserts."""
+def range_findings(package, version, dependency, dep_version, minimum, maximum, source='asserts',
+                   max_inclusive=True):
+    """FAIL when ``dep_version`` is outside [minimum, maximum] (or [minimum, maximum) when not
+    ``max_inclusive``) that ``package`` ``version`` asserts."""
     dep = parse_version(dep_version)
     if dep is None or (minimum is None and maximum is None):
         return []
-    if (minimum is not None and dep < minimum) or (maximum is not None and dep > maximum):
-        return [Finding('FAIL', '%s %s %s %s>=%s,<=%s but %s is installed (import-time AssertionError '
+    above = maximum is not None and (dep > maximum if max_inclusive else dep >= maximum)
+    if (minimum is not None and dep < minimum) or above:
+        upper = ('<=%s' if max_inclusive else '<%s') % maximum if maximum is not None else ''
+        wanted = ','.join(b for b in ('>=%s' % minimum if minimum is not None else '', upper) if b)
+        return [Finding('FAIL', '%s %s %s %s%s but %s is installed (import-time AssertionError '
                                 '"%s==%s is used but incompatible")'
-                        % (package, version, source, dependency, minimum, maximum, dep_version,
-                           dependency.upper().replace('-FULL', ''), dep_version),
-                        "pip install '%s>=%s,<=%s' (or a %s release that accepts %s %s)"
-                        % (dependency, minimum, maximum, package, dependency, dep_version))]
+                        % (package, version, source, dependency, wanted, dep_version,
+                           dependency.upper().replace('-FULL', '').replace('MMENGINE', 'MMEngine'),
+                           dep_version),
+                        "pip install '%s%s' (or a %s release that accepts %s %s)"
+                        % (dependency, wanted, package, dependency, dep_version))]
     return []
+
+
+# ---------------------------------------------------------------------------------------------------------
+# OpenMMLab generations. 1.x: mmcv-full / lite mmcv 1.x, mmdet 2.x, mmseg 0.x, mmdet3d <= 1.0.0rc6 (mmcv.runner);
+# 2.x: mmengine-based mmcv 2.x / mmcv-lite, mmdet 3.x, mmseg 1.x, mmdet3d >= 1.1.0rc0. The first 2.x release of
+# each asserts mmcv>=2.0.0rc*: mmdet3d v1.1.0rc0 ``__init__.py`` (mmcv>=2.0.0rc0, mmdet>=3.0.0rc0), mmseg
+# 1.0.0rc0 wheel (mmcv>=2.0.0rc1, imports mmengine). mmcv-full has no 2.x release and mmcv-lite no 1.x one.
+# mmengine itself installs no ``mmcv`` package and coexists with a 1.x stack: it is not a generation marker.
+# ---------------------------------------------------------------------------------------------------------
+OPENMMLAB_SECOND_GENERATION = (('mmcv', '2.0.0rc0'), ('mmdet', '3.0.0rc0'), ('mmseg', '1.0.0rc0'),
+                               ('mmdet3d', '1.1.0rc0'))
+OPENMMLAB_STACKS = {
+    1: "pip install 'mmcv-full==1.7.0' 'mmdet==2.28.2' 'mmsegmentation==0.30.0' 'mmdet3d==1.0.0rc6'",
+    2: "pip uninstall -y mmcv-full && pip install 'mmengine==0.10.7' 'mmcv==2.1.0' 'mmdet==3.3.0' "
+       "'mmdet3d==1.4.0'",
+}
+
+
+def openmmlab_generation(package, version):
+    """1 or 2 (OpenMMLab 1.x / 2.x) for an installed ``package`` ``version``; None for packages that are no
+    marker (mmengine) or an unknown version."""
+    v = parse_version(version)
+    if v is None:
+        return None
+    if package == 'mmcv-full':
+        return 1
+    if package == 'mmcv-lite':
+        return 2
+    for name, first in OPENMMLAB_SECOND_GENERATION:
+        if name == package:
+            return 2 if v >= first else 1
+    return None
+
+
+def generation_mix_findings(versions):
+    """FAIL when ``versions`` ({package: version or None}) mixes OpenMMLab 1.x and 2.x packages."""
+    gens = {1: [], 2: []}
+    for package in ('mmcv-full', 'mmcv', 'mmcv-lite', 'mmdet', 'mmseg', 'mmdet3d'):
+        gen = openmmlab_generation(package, versions.get(package))
+        if gen is not None:
+            gens[gen].append('%s %s' % (package, versions[package]))
+    if not gens[1] or not gens[2]:
+        return []
+    return [Finding('FAIL', 'OpenMMLab 1.x (%s) and 2.x (%s) packages in one environment: 2.x packages import '
+                            'mmengine and assert mmcv>=2.0.0rc*, 1.x ones import mmcv.runner/mmcv.parallel '
+                            '(gone in mmcv 2)' % (', '.join(gens[1]), ', '.join(gens[2])),
+                    'pick one generation: 1.x: %s; or 2.x: %s' % (OPENMMLAB_STACKS[1], OPENMMLAB_STACKS[2]))]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# numpy 1.24 expired the aliases deprecated in 1.20: np.bool/np.int/np.float/np.complex/np.object/np.str raise
+# AttributeError ("module 'numpy' has no attribute 'bool'"), and np.long is gone too (numpy 1.24.4
+# ``numpy/__init__.py``: ``__former_attrs__`` + ``del long``). numpy 2.0 defines np.bool and np.long again
+# (as numpy scalar types); np.int/np.float/np.object/np.str stay removed (numpy 2.0.0 ``__init__.py``).
+# mmdet3d (git tags of open-mmlab/mmdetection3d):
+#   v0.5.0 .. v1.1.0rc3 (every 0.x, 1.0.0rc0..rc6, 1.1.0rc0..rc3) use np.bool in ObjectRangeFilter
+#     (``transforms_3d.py``, in most LiDAR train pipelines), dtype=np.long in DataBaseSampler.sample_all
+#     (ObjectSample), np.int in PointSegClassMapping/seg_eval/scannet, np.float in scannet eval.
+#   v1.1.0 (PR #2339, "Deprecating old type alias due to new version of numpy") replaced them except
+#     ``dtype=np.long`` in ``datasets/transforms/dbsampler.py`` (ObjectSample), still there in v1.4.0, the
+#     latest release; fixed on dev-1.x by PR #2872 (2024-01-17), in no release.
+# ---------------------------------------------------------------------------------------------------------
+NUMPY_ALIASES_REMOVED = '1.24'
+NUMPY_BOOL_LONG_BACK = '2.0'
+MMDET3D_ALIASES_FIXED = '1.1.0'
+MMDET3D_NP_LONG_LAST = '1.4.0'
+
+
+def numpy_alias_findings(mmdet3d, numpy, pipeline_types=None):
+    """mmdet3d vs the numpy aliases it uses. ``pipeline_types``: the transform types of the config to run
+    (a set), None when no config is known."""
+    mm, np_v = parse_version(mmdet3d), parse_version(numpy)
+    if mm is None or np_v is None or np_v < NUMPY_ALIASES_REMOVED:
+        return []
+    fix = "pip install 'numpy==1.23.5' (or 'numpy<1.24')"
+    if mm < MMDET3D_ALIASES_FIXED:
+        if np_v < NUMPY_BOOL_LONG_BACK:
+            return [Finding('FAIL', 'mmdet3d %s uses np.bool (ObjectRangeFilter, in most train pipelines), np.int '
+                                    'and np.long, removed in numpy 1.24 (numpy %s): AttributeError at the first '
+                                    'training batch' % (mmdet3d, numpy), fix)]
+        return [Finding('FAIL', 'mmdet3d %s uses np.int (PointSegClassMapping, segmentation evaluation) and '
+                                'np.float, which numpy %s does not define (removed in 1.24; only np.bool/np.long '
+                                'came back in 2.0), and its mmcv-full/torch builds predate numpy 2'
+                        % (mmdet3d, numpy), fix)]
+    if mm <= MMDET3D_NP_LONG_LAST and np_v < NUMPY_BOOL_LONG_BACK:
+        reason = ("mmdet3d %s's ObjectSample (DataBaseSampler.sample_all) uses dtype=np.long, removed in numpy "
+                  "1.24 (numpy %s): AttributeError when a GT-sampling pipeline draws its first sample"
+                  % (mmdet3d, numpy))
+        fix_long = "pip install 'numpy<1.24' or 'numpy>=2' where the stack allows (np.long is back in numpy 2)"
+        if pipeline_types is None:
+            return [Finding('WARN', reason + ' (give --config to check the pipeline)', fix_long)]
+        if 'ObjectSample' in pipeline_types:
+            return [Finding('FAIL', reason + ' (the config uses ObjectSample)', fix_long)]
+    return []
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Prebuilt mmcv 2.x wheels: the newest torch (major.minor) OpenMMLab's index (download.openmmlab.com/mmcv/
+# dist/<cuXXX>/<torchX.Y>/index.html) has Linux wheels for, per mmcv release (open-mmlab/mmcv
+# docs/en/_static/version.json on main, last updated by PR #3166, 2024-08-17). PyPI has only sdists of mmcv
+# 2.x (environment.md section 7): with a newer torch, pip compiles mmcv from source (a compiler, and for GPU ops
+# a CUDA toolkit matching torch's) or picks a wheel for another torch ("undefined symbol" in mmcv._ext).
+# ---------------------------------------------------------------------------------------------------------
+MMCV_WHEEL_TORCH_MAX = (('2.0.0rc1', '1.12'), ('2.0.0rc2', '1.12'), ('2.0.0rc3', '1.13'), ('2.0.0rc4', '1.13'),
+                        ('2.0.0', '2.0'), ('2.0.1', '2.0'), ('2.1.0', '2.1'), ('2.2.0', '2.4'))
+
+
+def mmcv_wheel_findings(mmcv, torch):
+    """WARN when OpenMMLab publishes no prebuilt ``mmcv`` 2.x wheel for ``torch``'s major.minor."""
+    v, t = parse_version(mmcv), parse_version(torch)
+    if v is None or t is None or v < '2.0.0rc0':
+        return []
+    newest = dict((parse_version(m), tmax) for m, tmax in MMCV_WHEEL_TORCH_MAX).get(v)
+    if newest is None or parse_version(major_minor(t)) <= newest:
+        return []
+    return [Finding('WARN', 'OpenMMLab publishes mmcv %s wheels for torch <= %s only, not for torch %s: pip '
+                            'compiles mmcv from source (a compiler, and for GPU ops a CUDA toolkit matching '
+                            "torch's), or a wheel for another torch fails with \"undefined symbol\" in mmcv._ext"
+                    % (mmcv, newest, torch),
+                    "pip install 'torch==%s.*' and mmcv==%s -f https://download.openmmlab.com/mmcv/dist/<cuXXX>/"
+                    "torch%s/index.html, or build it for this torch: MMCV_WITH_OPS=1 pip install mmcv==%s "
+                    "--no-binary mmcv" % (newest, mmcv, newest, mmcv))]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# torch 2.6 flipped torch.load's default to weights_only=True (pytorch docs; TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1
+# restores weights_only=False where the caller passes none, torch >= 2.6 docs "Miscellaneous Environment
+# Variables"). mmengine 0.10.7 (the latest release, 2025-03-04) calls torch.load(filename, map_location=...)
+# in runner/checkpoint.py without weights_only, and an mmengine checkpoint pickles mmengine objects (the
+# message hub's HistoryBuffer): load_from/resume raise "Weights only load failed". Fixed on main by PR #1670
+# (commit 151a87ab, 2025-10-26), whose version string is 0.11.0rc0 (main since 2025-09-15).
+# ---------------------------------------------------------------------------------------------------------
+TORCH_WEIGHTS_ONLY_DEFAULT = '2.6'
+MMENGINE_WEIGHTS_ONLY_FIXED = '0.11.0rc0'
+
+
+def mmengine_torch_load_findings(mmengine, torch):
+    m, t = parse_version(mmengine), parse_version(torch)
+    if m is None or t is None or m >= MMENGINE_WEIGHTS_ONLY_FIXED or t < TORCH_WEIGHTS_ONLY_DEFAULT:
+        return []
+    return [Finding('FAIL', "mmengine %s calls torch.load() without weights_only; torch %s defaults to "
+                            "weights_only=True: load_from/resume of an mmengine checkpoint raise "
+                            "UnpicklingError \"Weights only load failed\"" % (mmengine, torch),
+                    "pip install 'torch<2.6' (or export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1, or mmengine from main "
+                    ">= 151a87ab, PR #1670)")]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Box conventions (kradar_plugin.compat.versions.mmdet3d_box_convention): mmdet3d 1.0.0rc0 changed LiDAR box
+# sizes (w, l, h) -> (l, w, h) and the yaw mapping to camera (-yaw - pi/2). mmdet3d's tools/train.py writes
+# ``mmdet3d_version`` into checkpoint_config.meta (v0.17.3, v1.0.0rc6), so checkpoint['meta'] carries it; an
+# mmengine runner (mmdet3d >= 1.1.0rc0, whose tools/train.py builds mmengine's Runner) writes
+# ``mmengine_version`` instead (mmengine 0.10.7 Runner.save_checkpoint) and no mmdet3d version.
+# ---------------------------------------------------------------------------------------------------------
+MMDET3D_FIRST_MMENGINE = '1.1.0rc0'
+
+
+def box_convention_findings(checkpoint_mmdet3d, installed_mmdet3d, inferred_from=None):
+    """WARN when a checkpoint trained under one mmdet3d box convention is evaluated under the other.
+
+    ``inferred_from``: a text saying how the checkpoint's version was inferred (None: read from its meta)."""
+    ckpt, here = mmdet3d_box_convention(checkpoint_mmdet3d), mmdet3d_box_convention(installed_mmdet3d)
+    if ckpt is None or here is None or ckpt == here:
+        return []
+    trained = 'mmdet3d %s' % checkpoint_mmdet3d if inferred_from is None else inferred_from
+    return [Finding('WARN', "checkpoint trained with %s ('%s' boxes) but mmdet3d %s is installed ('%s'; the "
+                            "convention changed in %s: LiDAR sizes (w,l,h)->(l,w,h), yaw -> camera -yaw-pi/2): "
+                            "read under the installed convention, its boxes get swapped sizes and a wrong yaw"
+                    % (trained, ckpt, installed_mmdet3d, here, BOX_CONVENTION_CHANGED_IN),
+                    "evaluate with box_convention='%s' on the K-Radar dataset (e.g. --cfg-options "
+                    "data.test.box_convention='%s' data.val.box_convention='%s'), or install mmdet3d of the "
+                    "checkpoint's convention" % (ckpt, ckpt, ckpt))]
 
 
 # yapf 0.40.2 removed FormatCode(verify=...); mmcv Config.pretty_text (cfg.dump() in tools/train.py) passes
 # it until mmcv 1.7.2 (PR #2944) / mmengine 0.8.5 (PR #1365): "FormatCode() got an unexpected keyword
-# argument 'verify'" at launch (open-mmlab/mmdetection#10962).
+# argument 'verify'" at launch (open-mmlab/mmdetection#10962). mmengine <= 0.8.4 catches that TypeError and
+# raises "SyntaxError: Failed to format the config file" instead (mmengine 0.8.4/0.8.5 wheels,
+# mmengine/config/config.py).
 YAPF_VERIFY_REMOVED = '0.40.2'
 YAPF_FIXED_IN = (('mmcv-full', '1.7.2', '2.0.0'), ('mmcv', '1.7.2', '2.0.0'), ('mmengine', '0.8.5', None))
 
@@ -283,10 +486,16 @@ def yapf_findings(yapf, versions):
         if v is None or (below is not None and v >= below):
             continue  # mmcv 2.x formats configs through mmengine
         if v < fixed:
-            findings.append(Finding('FAIL', "yapf %s with %s %s: Config.pretty_text/cfg.dump() raises "
-                                            "\"FormatCode() got an unexpected keyword argument 'verify'\""
-                                    % (yapf, dist, versions[dist]),
-                                    "pip install 'yapf==0.40.1'"))
+            if dist == 'mmengine':
+                findings.append(Finding('FAIL', 'yapf %s with mmengine %s: Config.pretty_text/cfg.dump() raises '
+                                                '"SyntaxError: Failed to format the config file" (FormatCode() no '
+                                                "longer takes verify=)" % (yapf, versions[dist]),
+                                        "pip install 'mmengine>=0.8.5' (or 'yapf==0.40.1')"))
+            else:
+                findings.append(Finding('FAIL', "yapf %s with %s %s: Config.pretty_text/cfg.dump() raises "
+                                                "\"FormatCode() got an unexpected keyword argument 'verify'\""
+                                        % (yapf, dist, versions[dist]),
+                                        "pip install 'yapf==0.40.1'"))
     return findings[:1]
 
 

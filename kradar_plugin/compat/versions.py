@@ -8,7 +8,7 @@ after; local tags ('+cu113') are kept aside and never compared. Also normalises 
 import re
 
 __all__ = ['Version', 'parse_version', 'compare', 'normalize_name', 'cuda_from_local_tag',
-           'major_minor', 'in_range']
+           'major_minor', 'in_range', 'mmdet3d_box_convention', 'BOX_CONVENTIONS']
 
 _VERSION_RE = re.compile(
     r'^\s*v?(?P<release>\d+(?:\.\d+)*)'
@@ -148,3 +148,29 @@ def cuda_from_local_tag(version):
         return None
     digits = match.group(1)
     return '%s.%s' % (digits[:-1], digits[-1]) if len(digits) >= 2 else None
+
+
+# mmdet3d's box conventions. 1.0.0rc0 (the coordinate-system refactor, developed on the v1.0.0.dev0 branch)
+# changed LiDAR boxes from (w, l, h) sizes with the yaw kept to (l, w, h) sizes with the yaw mapped to camera
+# -yaw - pi/2; every later release (1.0.0rc1..rc6, the mmengine-based 1.1+) keeps the new one.
+BOX_CONVENTION_LEGACY = 'mmdet3d<1.0'
+BOX_CONVENTION_V1 = 'mmdet3d>=1.0'
+BOX_CONVENTIONS = (BOX_CONVENTION_LEGACY, BOX_CONVENTION_V1)
+BOX_CONVENTION_CHANGED_IN = '1.0.0rc0'
+
+
+def mmdet3d_box_convention(version):
+    """The box convention of mmdet3d ``version``: 'mmdet3d<1.0' or 'mmdet3d>=1.0'; None when unknown.
+
+    ``version`` is a version string as mmdet3d reports it ('0.17.3', '1.0.0rc6', '1.4.0', 'v0.18.1',
+    '1.0.0rc6+abc1234') or a Version. Major version 0 gives 'mmdet3d<1.0': LiDAR sizes (w, l, h), yaw kept.
+    Major 1 and later, pre-releases included (1.0.0rc0 .. 1.0.0rc6, and dev builds of the v1.0.0.dev0 branch
+    where the refactor was made), give 'mmdet3d>=1.0': sizes (l, w, h), yaw mapped to camera -yaw - pi/2.
+    None, '' or an unparseable string give None.
+
+    Pure: nothing is imported. The names are the values of the K-Radar dataset's ``box_convention`` option.
+    """
+    v = parse_version(version)
+    if v is None:
+        return None
+    return BOX_CONVENTION_LEGACY if v.part(0) < 1 else BOX_CONVENTION_V1

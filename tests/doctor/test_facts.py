@@ -139,7 +139,125 @@ def test_openmmlab_ranges_follow_the_asserts():
     assert F.openmmlab_ranges('mmdet', '2.28.2')['mmcv-full'] == ('1.3.17', '1.8.0')
     assert F.range_findings('mmdet3d', '0.17.3', 'mmcv-full', '1.5.0', '1.3.8', '1.5.0') == []
     assert statuses(F.range_findings('mmdet3d', '0.17.3', 'mmcv-full', '1.6.0', '1.3.8', '1.5.0')) == ['FAIL']
-    assert F.openmmlab_ranges('mmdet', '3.0.0') == {}
+    assert F.openmmlab_ranges('mmdet', '2.13.0') == {}
+
+
+# mmdet3d/__init__.py at the git tags (not the faq table): v0.18.0..v1.0.0rc2 assert mmdet>=2.19.0 and
+# mmseg>=0.20.0; v1.0.0rc3 raises mmdet to 2.24.0; rc4..rc6 assert 1.5.2 <= mmcv <= 1.7.0.
+@pytest.mark.parametrize('mmdet3d, dep, bounds', [
+    ('0.17.3', 'mmdet', ('2.14.0', '3.0.0')), ('0.18.0', 'mmdet', ('2.19.0', '3.0.0')),
+    ('1.0.0rc0', 'mmseg', ('0.20.0', '1.0.0')), ('1.0.0rc2', 'mmdet', ('2.19.0', '3.0.0')),
+    ('1.0.0rc2', 'mmcv-full', ('1.4.8', '1.6.0')), ('1.0.0rc3', 'mmdet', ('2.24.0', '3.0.0')),
+    ('1.0.0rc6', 'mmcv-full', ('1.5.2', '1.7.0')),
+])
+def test_mmdet3d_1x_asserts_from_the_tags(mmdet3d, dep, bounds):
+    assert F.openmmlab_asserts('mmdet3d', mmdet3d)[dep] == bounds + (True,)
+
+
+def test_rc6_refuses_mmcv_full_172_accepts_170():
+    lo, hi, inclusive = F.openmmlab_asserts('mmdet3d', '1.0.0rc6')['mmcv-full']
+    found = F.range_findings('mmdet3d', '1.0.0rc6', 'mmcv-full', '1.7.2', lo, hi, max_inclusive=inclusive)
+    assert statuses(found) == ['FAIL'] and '<=1.7.0' in found[0].reason and 'MMCV==1.7.2' in found[0].reason
+    assert F.range_findings('mmdet3d', '1.0.0rc6', 'mmcv-full', '1.7.0', lo, hi, max_inclusive=inclusive) == []
+
+
+# The 2.x generation asserts ``min <= v < max`` (exclusive maximum): mmdet 3.3.0 wheel
+# "mmcv_maximum_version = '2.2.0'" ... "mmcv_version < digit_version(mmcv_maximum_version)"; mmdet3d v1.4.0 the
+# same for mmcv, and mmdet < 3.4.0, mmengine >= 0.8.0.
+@pytest.mark.parametrize('package, version, dep, bounds', [
+    ('mmdet', '3.0.0', 'mmcv', ('2.0.0rc4', '2.1.0', False)),
+    ('mmdet', '3.3.0', 'mmcv', ('2.0.0rc4', '2.2.0', False)),
+    ('mmdet', '3.3.0', 'mmengine', ('0.7.1', '1.0.0', False)),
+    ('mmdet3d', '1.1.0rc0', 'mmcv', ('2.0.0rc0', '2.1.0', False)),
+    ('mmdet3d', '1.2.0', 'mmdet', ('3.0.0', '3.2.0', False)),
+    ('mmdet3d', '1.4.0', 'mmcv', ('2.0.0rc4', '2.2.0', False)),
+    ('mmdet3d', '1.4.0', 'mmdet', ('3.0.0rc5', '3.4.0', False)),
+    ('mmdet3d', '1.4.0', 'mmengine', ('0.8.0', '1.0.0', False)),
+])
+def test_2x_asserts(package, version, dep, bounds):
+    assert F.openmmlab_asserts(package, version)[dep] == bounds
+
+
+def test_exclusive_maximum():
+    # mmcv 2.2.0 is refused by mmdet 3.3 (< 2.2.0), 2.1.0 accepted.
+    assert statuses(F.range_findings('mmdet', '3.3.0', 'mmcv', '2.2.0', '2.0.0rc4', '2.2.0',
+                                     max_inclusive=False)) == ['FAIL']
+    assert F.range_findings('mmdet', '3.3.0', 'mmcv', '2.1.0', '2.0.0rc4', '2.2.0', max_inclusive=False) == []
+    found = F.range_findings('mmdet', '3.3.0', 'mmcv', '2.2.0', '2.0.0rc4', '2.2.0', max_inclusive=False)
+    assert "mmcv>=2.0.0rc4,<2.2.0" in found[0].reason and "'mmcv>=2.0.0rc4,<2.2.0'" in found[0].fix
+
+
+@pytest.mark.parametrize('package, version, generation', [
+    ('mmcv-full', '1.7.2', 1), ('mmcv', '1.7.0', 1), ('mmcv', '2.0.0rc0', 2), ('mmcv', '2.1.0', 2),
+    ('mmcv-lite', '2.1.0', 2), ('mmdet', '2.28.2', 1), ('mmdet', '3.0.0rc0', 2), ('mmseg', '0.30.0', 1),
+    ('mmseg', '1.0.0rc0', 2), ('mmdet3d', '1.0.0rc6', 1), ('mmdet3d', '1.1.0rc0', 2), ('mmengine', '0.10.7', None),
+    ('mmdet', None, None),
+])
+def test_openmmlab_generation(package, version, generation):
+    assert F.openmmlab_generation(package, version) == generation
+
+
+def test_generation_mix():
+    found = F.generation_mix_findings({'mmcv-full': '1.7.0', 'mmdet': '3.3.0', 'mmdet3d': None})
+    assert statuses(found) == ['FAIL'] and 'mmcv-full 1.7.0' in found[0].reason and 'mmdet 3.3.0' in found[0].reason
+    assert statuses(F.generation_mix_findings({'mmcv': '2.1.0', 'mmdet': '2.28.2'})) == ['FAIL']
+    assert F.generation_mix_findings({'mmcv-full': '1.7.0', 'mmdet': '2.28.2', 'mmseg': '0.30.0',
+                                      'mmdet3d': '1.0.0rc6'}) == []
+    assert F.generation_mix_findings({'mmcv': '2.1.0', 'mmdet': '3.3.0', 'mmdet3d': '1.4.0'}) == []
+
+
+# numpy 1.24.4's __init__: np.bool/np.int/... in __former_attrs__ (AttributeError), ``del long``; numpy 2.0.0
+# defines np.bool/np.long again. mmdet3d: np.bool in ObjectRangeFilter until v1.1.0rc3 (PR #2339 in v1.1.0),
+# dtype=np.long in DataBaseSampler.sample_all up to v1.4.0.
+@pytest.mark.parametrize('mmdet3d, numpy, status', [
+    ('1.0.0rc6', '1.23.5', None), ('1.0.0rc6', '1.24.0', 'FAIL'), ('1.0.0rc6', '1.26.4', 'FAIL'),
+    ('0.17.3', '1.24.4', 'FAIL'), ('1.1.0rc3', '1.24.0', 'FAIL'), ('1.0.0rc6', '2.0.0', 'FAIL'),
+    ('1.1.0', '1.26.4', 'WARN'), ('1.4.0', '1.24.0', 'WARN'), ('1.4.0', '1.23.5', None), ('1.4.0', '2.0.2', None),
+])
+def test_numpy_aliases(mmdet3d, numpy, status):
+    found = F.numpy_alias_findings(mmdet3d, numpy)
+    assert statuses(found) == ([status] if status else [])
+    if status == 'FAIL' and numpy < '2':
+        assert 'np.bool' in found[0].reason and 'ObjectRangeFilter' in found[0].reason
+        assert found[0].fix == "pip install 'numpy==1.23.5' (or 'numpy<1.24')"
+
+
+def test_np_long_with_a_known_pipeline():
+    assert statuses(F.numpy_alias_findings('1.4.0', '1.26.4', ['ObjectSample', 'ObjectRangeFilter'])) == ['FAIL']
+    assert F.numpy_alias_findings('1.4.0', '1.26.4', ['LoadPointsFromFile', 'ObjectRangeFilter']) == []
+
+
+# mmcv docs/en/_static/version.json (Linux): mmcv 2.1.0 wheels for torch 1.8..2.1, mmcv 2.2.0 for 1.8..2.4.
+@pytest.mark.parametrize('mmcv, torch, warn', [
+    ('2.1.0', '2.1.2', False), ('2.1.0', '2.2.0', True), ('2.1.0', '2.0.1', False), ('2.2.0', '2.4.1', False),
+    ('2.2.0', '2.5.0', True), ('2.0.1', '2.1.0', True), ('1.7.2', '2.5.0', False),
+])
+def test_mmcv_prebuilt_wheels(mmcv, torch, warn):
+    found = F.mmcv_wheel_findings(mmcv, torch)
+    assert statuses(found) == (['WARN'] if warn else [])
+
+
+# mmengine 0.10.7 checkpoint.py: torch.load(filename, map_location=map_location); torch 2.6 weights_only=True;
+# fixed on main (0.11.0rc0) by PR #1670.
+@pytest.mark.parametrize('mmengine, torch, fail', [
+    ('0.10.7', '2.6.0', True), ('0.8.0', '2.7.1', True), ('0.10.7', '2.5.1', False), ('0.11.0rc0', '2.6.0', False),
+    ('0.10.7', '2.6.0+cu124', True),
+])
+def test_mmengine_torch_load(mmengine, torch, fail):
+    found = F.mmengine_torch_load_findings(mmengine, torch)
+    assert statuses(found) == (['FAIL'] if fail else [])
+    if fail:
+        assert 'weights_only' in found[0].reason and "torch<2.6" in found[0].fix
+
+
+def test_box_convention_findings():
+    found = F.box_convention_findings('0.17.3', '1.0.0rc6')
+    assert statuses(found) == ['WARN']
+    assert '0.17.3' in found[0].reason and '1.0.0rc6' in found[0].reason
+    assert "box_convention='mmdet3d<1.0'" in found[0].fix
+    assert "box_convention='mmdet3d>=1.0'" in F.box_convention_findings('1.0.0rc0', '0.18.1')[0].fix
+    assert F.box_convention_findings('1.0.0rc4', '1.4.0') == [] and F.box_convention_findings('0.17.1', '0.18.1') == []
+    assert F.box_convention_findings(None, '1.0.0rc6') == []
 
 
 def test_yapf():
@@ -147,5 +265,8 @@ def test_yapf():
     assert statuses(F.yapf_findings('0.40.2', {'mmcv-full': '1.7.1'})) == ['FAIL']
     assert F.yapf_findings('0.40.2', {'mmcv-full': '1.7.2'}) == []
     assert F.yapf_findings('0.40.1', {'mmcv-full': '1.4.0'}) == []
-    assert statuses(F.yapf_findings('0.43.0', {'mmengine': '0.8.4'})) == ['FAIL']
+    found = F.yapf_findings('0.43.0', {'mmengine': '0.8.4'})
+    # mmengine 0.8.4 wraps FormatCode's TypeError: "Failed to format the config file"; fixed in 0.8.5.
+    assert statuses(found) == ['FAIL'] and 'Failed to format the config file' in found[0].reason
+    assert "mmengine>=0.8.5" in found[0].fix
     assert F.yapf_findings('0.43.0', {'mmengine': '0.8.5', 'mmcv': '2.1.0'}) == []

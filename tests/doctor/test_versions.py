@@ -1,8 +1,8 @@
 """Tolerant version parsing: the spellings environments really report."""
 import pytest
 
-from kradar_plugin.compat.versions import (Version, compare, cuda_from_local_tag, in_range, major_minor,
-                                           normalize_name, parse_version)
+from kradar_plugin.compat.versions import (BOX_CONVENTIONS, Version, compare, cuda_from_local_tag, in_range,
+                                           major_minor, mmdet3d_box_convention, normalize_name, parse_version)
 
 
 @pytest.mark.parametrize('low, high', [
@@ -41,3 +41,20 @@ def test_range_and_names():
     assert in_range('1.4.0', '1.3.8', '1.5.0') and in_range('1.5.0', '1.3.8', '1.5.0')
     assert not in_range('1.5.0', '1.3.8', '1.5.0', max_inclusive=False) and not in_range('1.3.7', '1.3.8')
     assert normalize_name('mmcv_full') == 'mmcv-full' and normalize_name('NumPy.Base') == 'numpy-base'
+
+
+# mmdet3d 1.0.0rc0 introduced the new LiDAR box convention (coordinate-system refactor, made on the
+# v1.0.0.dev0 branch); every 0.x version keeps the old one. Pre-releases of 1.0.0 sort below 1.0.0 but already
+# use the new one.
+@pytest.mark.parametrize('version, convention', [
+    ('0.17.3', 'mmdet3d<1.0'), ('v0.18.1', 'mmdet3d<1.0'), ('0.5.0', 'mmdet3d<1.0'),
+    ('1.0.0rc0', 'mmdet3d>=1.0'), ('1.0.0rc6', 'mmdet3d>=1.0'), ('1.0.0rc6+4bb3c64', 'mmdet3d>=1.0'),
+    ('1.0.0.dev0', 'mmdet3d>=1.0'), ('1.1.0rc3', 'mmdet3d>=1.0'), ('1.4.0', 'mmdet3d>=1.0'),
+    (None, None), ('', None), ('unknown', None),
+])
+def test_mmdet3d_box_convention(version, convention):
+    assert mmdet3d_box_convention(version) == convention
+
+
+def test_box_convention_names_are_the_dataset_option_values():
+    assert BOX_CONVENTIONS == ('mmdet3d<1.0', 'mmdet3d>=1.0')
