@@ -9,11 +9,12 @@ Import-light on purpose (tools/train.py calls it on rank 0 before a run): the he
 from .result import CheckResult  # noqa: F401  (a namedtuple, stdlib only)
 
 
-def run_checks(assume=None, config=None, train_script=None, compile_test=False, quick=False, probes=None):
+def run_checks(assume=None, config=None, train_script=None, compile_test=False, quick=False, probes=None,
+               checkpoint=None):
     """Run every check; see kradar_plugin.doctor.checks.run_checks."""
     from .checks import run_checks as _run_checks
     return _run_checks(assume=assume, config=config, train_script=train_script, compile_test=compile_test,
-                       quick=quick, probes=probes)
+                       quick=quick, probes=probes, checkpoint=checkpoint)
 
 
 def format_report(results, statuses=None, color=False):

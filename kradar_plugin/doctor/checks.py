@@ -18,7 +18,12 @@ CHECKS = (
     Check('libnvvm', rules.libnvvm, ('libnvvm',)),
     Check('cuda-compile', rules.compile_test, ()),
     Check('mmcv-full', rules.mmcv_full, ('mmcv-full', 'mmcv')),
-    Check('mmcv-range', rules.openmmlab_ranges, ('mmcv-full', 'mmcv', 'mmdet', 'mmdet3d', 'mmseg')),
+    Check('mmcv-range', rules.openmmlab_ranges, ('mmcv-full', 'mmcv', 'mmdet', 'mmdet3d', 'mmseg', 'mmengine')),
+    Check('openmmlab-mix', rules.openmmlab_mix, ('mmcv-full', 'mmcv', 'mmcv-lite', 'mmdet', 'mmseg', 'mmdet3d')),
+    Check('imports', rules.imports, ()),
+    Check('mmdet3d-numpy', rules.mmdet3d_numpy, ('mmdet3d', 'numpy-effective')),
+    Check('mmcv-wheel', rules.mmcv_wheel, ('mmcv', 'torch')),
+    Check('mmengine-torch', rules.mmengine_torch, ('mmengine', 'torch')),
     Check('yapf', rules.yapf, ('yapf', 'mmcv-full', 'mmcv', 'mmengine')),
     Check('numpy-base', rules.numpy_base, ('numpy', 'numpy-base', 'numpy-runtime')),
     Check('torch-gpu', rules.torch_gpu, ('torch', 'torch-cuda', 'gpu-cc')),
@@ -27,6 +32,7 @@ CHECKS = (
     Check('sharing-strategy', rules.sharing_strategy, ('sharing-strategy', 'nofile')),
     Check('local-rank', rules.local_rank, ('torch',)),
     Check('dist-timeout', rules.dist_timeout, ('dist-timeout', 'eval-minutes')),
+    Check('box-convention', rules.box_convention, ()),
     Check('probe', rules.probe_errors, ()),
 )
 
@@ -60,9 +66,10 @@ def evaluate(facts, checks=CHECKS):
     return [r for r in results if not (r.name == 'probe' and r.status == 'OK')]
 
 
-def collect_facts(assume=None, config=None, train_script=None, compile_test=False, quick=False, probes_=None):
+def collect_facts(assume=None, config=None, train_script=None, compile_test=False, quick=False, probes_=None,
+                  checkpoint=None):
     """The facts to judge: live probes (``probes_`` overrides individual live facts, for tests), then the
-    config's and script's facts, then ``assume``."""
+    config's, script's and checkpoint's facts, then ``assume``."""
     assumed = environment.parse_assume(assume)
     skip = environment.probe_skips(assumed)
     live = probes.gather(quick=quick, skip=skip)
@@ -79,6 +86,9 @@ def collect_facts(assume=None, config=None, train_script=None, compile_test=Fals
         live['script-facts'] = sfacts
         if sfacts.get('sharing-strategy'):
             live['sharing-strategy'] = sfacts['sharing-strategy']
+    if checkpoint:
+        from .checkpoint_meta import checkpoint_facts
+        live.update(checkpoint_facts(checkpoint))
     facts = environment.merge(live, assumed)
     if 'gpus-for-run' not in facts:
         facts['gpus-for-run'] = facts.get('gpus') or 1
@@ -100,11 +110,13 @@ def _compile(facts, quick):
     return run_compile_test()
 
 
-def run_checks(assume=None, config=None, train_script=None, compile_test=False, quick=False, probes=None):
+def run_checks(assume=None, config=None, train_script=None, compile_test=False, quick=False, probes=None,
+               checkpoint=None):
     """Run every check: a list of CheckResult(name, status, reason, fix), status OK/SKIP/WARN/FAIL.
 
     assume: 'k=v,...' or a dict of planned versions (judged without importing them); config: an mmcv config
     path; train_script: a training script to parse; compile_test: compile a numba.cuda kernel in a subprocess;
-    quick: no subprocess and no new heavy import (< 2 s); probes: {fact: value} replacing live probe results
-    (tests inject /dev/shm size, GPUs, driver this way)."""
-    return evaluate(collect_facts(assume, config, train_script, compile_test, quick, probes))
+    quick: no subprocess and no new heavy import; probes: {fact: value} replacing live probe results
+    (tests inject /dev/shm size, GPUs, driver this way); checkpoint: a checkpoint whose meta names the mmdet3d
+    it was trained with (read without torch)."""
+    return evaluate(collect_facts(assume, config, train_script, compile_test, quick, probes, checkpoint))

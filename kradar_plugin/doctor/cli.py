@@ -9,14 +9,18 @@ from .report import format_report, to_json
 def build_parser():
     p = argparse.ArgumentParser(
         prog='kradar-doctor',
-        description='Names broken version pairs (numba/numpy/CUDA/driver, mmcv/mmdet/mmdet3d, yapf, conda numpy) '
-                    'and launch pitfalls (/dev/shm, sharing strategy, --local-rank, distributed timeout) with '
+        description='Names broken version pairs (numba/numpy/CUDA/driver, mmcv/mmdet/mmdet3d/mmengine, OpenMMLab '
+                    '1.x/2.x mixes, yapf, conda numpy), packages that fail to import, a checkpoint of the other '
+                    'mmdet3d box convention, and launch pitfalls (/dev/shm, sharing strategy, --local-rank, distributed timeout) with '
                     'the command that fixes each. Exit code 1 if any check FAILs.')
     p.add_argument('--assume', metavar='K=V,...',
                    help='judge these versions instead of the installed ones (not imported), e.g. '
                         'python=3.7.16,torch=1.10.0,cuda=11.3,mmcv-full=1.4.0,numba=0.48.0,numpy=1.20.3')
     p.add_argument('--config', help='mmcv config: workers_per_gpu, gpus, dist_params timeout, evaluation')
     p.add_argument('--train-script', help='training script to check for --local_rank/--local-rank handling')
+    p.add_argument('--checkpoint', metavar='PATH',
+                   help="checkpoint to evaluate: WARN when its meta's mmdet3d_version uses the other box convention "
+                        'than the installed mmdet3d (read without torch)')
     p.add_argument('--compile-test', action='store_true',
                    help='compile (and with a GPU run) a tiny numba.cuda kernel in a subprocess')
     p.add_argument('--quick', action='store_true', help='no subprocess probes (what tools/train.py runs)')
@@ -29,7 +33,7 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
         facts = collect_facts(assume=args.assume, config=args.config, train_script=args.train_script,
-                              compile_test=args.compile_test, quick=args.quick)
+                              compile_test=args.compile_test, quick=args.quick, checkpoint=args.checkpoint)
     except ValueError as e:
         sys.stderr.write('kradar-doctor: error: %s\n' % e)
         return 2

@@ -69,8 +69,28 @@ def _seconds(timeout):
     return None
 
 
+def pipeline_types(cfg):
+    """Sorted ``type`` names of every transform in the config's pipelines: dicts under a key whose name ends
+    in 'pipeline' (``train_pipeline``, ``data.train.pipeline``, ``dataset.pipeline``, ...), nested ones too."""
+    found = set()
+
+    def walk(node, in_pipeline):
+        if isinstance(node, dict):
+            if in_pipeline and isinstance(node.get('type'), str):
+                found.add(node['type'])
+            for key, value in node.items():
+                walk(value, in_pipeline or str(key).endswith('pipeline'))
+        elif isinstance(node, (list, tuple)):
+            for value in node:
+                walk(value, in_pipeline)
+
+    walk(cfg, False)
+    return sorted(found)
+
+
 def config_facts(path):
-    """{'workers-per-gpu', 'samples-per-gpu', 'gpus', 'dist-timeout', 'evaluation', 'config'} of a config.
+    """{'workers-per-gpu', 'samples-per-gpu', 'gpus', 'dist-timeout', 'evaluation', 'pipeline', 'config'} of a
+    config.
 
     Keys are absent when the config does not say (the live environment or defaults decide then)."""
     cfg = load_config(path)
@@ -93,6 +113,9 @@ def config_facts(path):
             facts['dist-timeout-invalid'] = repr(dist['timeout'])
     evaluation = cfg.get('evaluation')
     facts['evaluation'] = bool(evaluation) or bool(cfg.get('val_evaluator'))
+    types = pipeline_types(cfg)
+    if types:
+        facts['pipeline'] = types
     strategy = cfg.get('sharing_strategy') or (cfg.get('env_cfg') or {}).get('sharing_strategy')
     if strategy:
         facts['sharing-strategy'] = strategy

@@ -15,16 +15,20 @@ ASSUMABLE = {
     'libnvvm': 'yes/no: numba finds libNVVM', 'driver': 'NVIDIA driver, e.g. 535.104.05',
     'gpus': 'number of GPUs per node', 'gpu-cc': 'GPU compute capability, e.g. 8.6 (several: 8.6/9.0)',
     'torch': 'torch (a +cu113 tag sets torch-cuda)', 'torch-cuda': 'CUDA torch was built with',
-    'mmcv': 'lite mmcv (1.x)', 'mmcv-full': 'mmcv-full', 'mmcv-ext': 'ok, or the import error of mmcv._ext',
+    'mmcv': 'mmcv: lite 1.x, or 2.x (the full build)', 'mmcv-full': 'mmcv-full',
+    'mmcv-lite': 'mmcv-lite (2.x, no compiled ops)', 'mmcv-ext': 'ok, or the import error of mmcv._ext',
     'mmcv-cuda': 'CUDA mmcv-full was compiled with', 'mmcv-torch': 'torch mmcv-full was compiled with',
     'mmdet': 'mmdet', 'mmdet3d': 'mmdet3d', 'mmseg': 'mmseg', 'mmengine': 'mmengine', 'yapf': 'yapf',
     'shm': '/dev/shm size (bytes or 64M, 8G)', 'sharing-strategy': 'file_descriptor or file_system',
     'nofile': 'ulimit -n', 'workers-per-gpu': 'DataLoader workers per GPU',
     'eval-minutes': 'expected duration of one (rank-0) evaluation', 'dist-timeout': 'seconds',
+    'checkpoint-mmdet3d': "mmdet3d version recorded in a checkpoint's meta (instead of --checkpoint)",
+    'pipeline': 'transform types of the config to run, e.g. ObjectSample/ObjectRangeFilter',
 }
 ALIASES = {'mmcv_full': 'mmcv-full', 'numpy_base': 'numpy-base', 'cudatoolkit': 'cuda', 'cuda-toolkit': 'cuda',
            'nvidia-driver': 'driver', 'cc': 'gpu-cc', 'workers_per_gpu': 'workers-per-gpu',
-           'mmsegmentation': 'mmseg', 'mmdetection': 'mmdet', 'mmdetection3d': 'mmdet3d'}
+           'mmsegmentation': 'mmseg', 'mmdetection': 'mmdet', 'mmdetection3d': 'mmdet3d',
+           'mmcv_lite': 'mmcv-lite', 'checkpoint_mmdet3d': 'checkpoint-mmdet3d'}
 # Assuming one key replaces these live facts too (they describe the same installation).
 GROUPS = (
     ('numpy', 'numpy-base', 'numpy-runtime'),
@@ -34,9 +38,14 @@ GROUPS = (
     ('cuda', 'cuda-source', 'libnvvm'),
     ('driver', 'gpus', 'gpu-cc', 'torch-cuda-available'),
 )
+# The live import probe (import mmdet3d.models, ...) says nothing about a planned environment: assuming any of
+# these drops it.
+IMPORT_AFFECTING = ('python', 'numpy', 'numpy-base', 'torch', 'torch-cuda', 'numba', 'mmcv', 'mmcv-full',
+                    'mmcv-lite', 'mmcv-ext', 'mmdet', 'mmdet3d', 'mmseg', 'mmengine')
+IMPORT_FACTS = ('import-errors', 'imports-checked')
 # Probe groups that an assumption makes unnecessary (see probes.gather(skip=...)).
 PROBE_SKIP = {'numpy': 'numpy', 'numpy-base': 'numpy', 'torch': 'torch', 'torch-cuda': 'torch',
-              'mmcv': 'mmcv', 'mmcv-full': 'mmcv', 'numba': 'numba', 'cuda': 'cuda'}
+              'mmcv': 'mmcv', 'mmcv-full': 'mmcv', 'mmcv-lite': 'mmcv', 'numba': 'numba', 'cuda': 'cuda'}
 _SIZE_RE = re.compile(r'^\s*([\d.]+)\s*([kmgt]?)i?b?\s*$', re.I)
 
 
@@ -70,20 +79,23 @@ def parse_assume(text):
             value = int(value)
         elif key in ('eval-minutes', 'dist-timeout'):
             value = float(value)
-        elif key == 'gpu-cc':
+        elif key in ('gpu-cc', 'pipeline'):
             value = value.split('/')
         elif key == 'mmcv-cuda' and value.lower() in ('cpu', 'none', 'not available'):
             value = 'not available'  # what mmcv.ops.get_compiling_cuda_version() says for a CPU build
         elif key == 'libnvvm':
             value = value if value.lower() not in ('no', 'none', 'false', '0') else None
-        elif key not in ('mmcv-ext', 'sharing-strategy') and parse_version(value) is None:
+        elif key not in ('mmcv-ext', 'sharing-strategy', 'pipeline') and parse_version(value) is None:
             raise ValueError('--assume: %s=%r is not a version' % (raw, value))
         out[key] = value
     return out
 
 
 def probe_skips(assumed):
-    return set(PROBE_SKIP[k] for k in assumed if k in PROBE_SKIP)
+    skips = set(PROBE_SKIP[k] for k in assumed if k in PROBE_SKIP)
+    if any(k in IMPORT_AFFECTING for k in assumed):
+        skips.add('imports')
+    return skips
 
 
 def merge(live, assumed):
@@ -94,6 +106,10 @@ def merge(live, assumed):
             if key in group:
                 for member in group:
                     facts.pop(member, None)
+    if any(k in IMPORT_AFFECTING for k in assumed):
+        for key in IMPORT_FACTS:
+            facts.pop(key, None)
+        facts['imports-skipped'] = 'assumed versions are judged, not the installed packages'
     facts.update(assumed)
     facts['assumed'] = sorted(assumed)
     return derive(facts)

@@ -20,6 +20,8 @@ from ..compat.nvidia_driver import PROC_VERSION, driver_version
 
 DISTRIBUTIONS = ('numba', 'numpy', 'torch', 'mmcv', 'mmcv-full', 'mmcv-lite', 'mmdet', 'mmdet3d', 'mmseg',
                  'mmengine', 'yapf', 'numba-cuda')
+# Fact name -> distribution names to try, where they differ (mmseg is distributed as mmsegmentation).
+DISTRIBUTION_NAMES = {'mmseg': ('mmsegmentation', 'mmseg')}
 
 
 def _metadata_version(name):
@@ -52,7 +54,14 @@ def _metadata_version(name):
 
 def probe_distributions(names=DISTRIBUTIONS):
     """{name: installed version or None} from package metadata (nothing is imported)."""
-    return dict((name, _metadata_version(name)) for name in names)
+    found = {}
+    for name in names:
+        found[name] = None
+        for dist in DISTRIBUTION_NAMES.get(name, (name,)):
+            found[name] = _metadata_version(dist)
+            if found[name]:
+                break
+    return found
 
 
 def probe_python():
@@ -216,25 +225,28 @@ def probe_mmcv_ext_file():
 
 _RANGE_RE = re.compile(r"""^\s*(mmcv|mmdet|mmseg|mmengine)_(minimum|maximum)_version\s*=\s*['"]([^'"]+)['"]""",
                        re.M)
-_MMSEG_RE = re.compile(r"""^\s*MMCV_(MIN|MAX)\s*=\s*['"]([^'"]+)['"]""", re.M)
+_UPPER_RE = re.compile(r"""^\s*(MMCV|MMENGINE|MMDET)_(MIN|MAX)\s*=\s*['"]([^'"]+)['"]""", re.M)
 
 
 def parse_version_asserts(source):
     """{dependency: (min, max, max_inclusive, enforced)} from an OpenMMLab package's __init__.py text.
 
-    enforced is False for 'relaxed' checks that only warn (mmdet3d forks, 1.x)."""
+    Two spellings: ``mmcv_minimum_version = '1.3.8'`` ... ``mmcv_version <= digit_version(mmcv_maximum_version)``
+    (mmdet, mmdet3d) and ``MMCV_MIN = '1.3.13'`` ... ``mmcv_version < mmcv_max_version`` (mmseg). The maximum is
+    exclusive when the source compares with ``<`` (not ``<=``). enforced is False for 'relaxed' checks that only
+    warn (mmdet3d forks). The dependency 'mmcv' is reported as 'mmcv-full': the mmcv the assert sees."""
     ranges = {}
     for dep, which, value in _RANGE_RE.findall(source):
         ranges.setdefault(dep, {})[which] = value
-    for which, value in _MMSEG_RE.findall(source):
-        ranges.setdefault('mmcv', {})['minimum' if which == 'MIN' else 'maximum'] = value
+    for dep, which, value in _UPPER_RE.findall(source):
+        ranges.setdefault(dep.lower(), {})['minimum' if which == 'MIN' else 'maximum'] = value
     result = {}
     for dep, bounds in ranges.items():
-        inclusive = not re.search(r'<\s*digit_version\(\s*%s_maximum_version' % dep, source) and \
-            not re.search(r'<\s*MMCV_MAX', source)
+        exclusive = re.search(r'<\s*digit_version\(\s*%s_maximum_version' % dep, source) or \
+            re.search(r'<\s*%s_max_version' % dep, source, re.I) or re.search(r'<\s*%s_MAX\b' % dep.upper(), source)
         enforced = bool(re.search(r'assert|raise', source))
         result['mmcv-full' if dep == 'mmcv' else dep] = (bounds.get('minimum'), bounds.get('maximum'),
-                                                         inclusive, enforced)
+                                                         not exclusive, enforced)
     return result
 
 
@@ -319,6 +331,102 @@ def framework_probe(want, python=None, timeout=300):
                                                                 tail[-1] if tail else 'no output')}
 
 
+# Modules the import probe imports for each installed OpenMMLab package, in order (a package's later modules
+# are not tried once one fails). ``.models``/``.datasets`` pull in mmcv.ops (mmcv._ext) and the datasets'
+# third-party dependencies: an install that passes ``import mmdet3d`` can still fail there.
+IMPORT_MODULES = (
+    ('mmengine', ('mmengine', 'mmengine.runner')),
+    ('mmcv', ('mmcv',)),
+    ('mmdet', ('mmdet', 'mmdet.models', 'mmdet.datasets')),
+    ('mmseg', ('mmseg', 'mmseg.models')),
+    ('mmdet3d', ('mmdet3d', 'mmdet3d.models', 'mmdet3d.datasets')),
+)
+
+# Run in a subprocess by import_probe: one line per module, flushed, so a crash loses only the module it hit.
+_IMPORT_SCRIPT = r'''
+import json, sys, warnings
+warnings.simplefilter('ignore')
+def err(e):
+    lines = [l for l in ('%s: %s' % (type(e).__name__, e)).strip().splitlines() if l.strip()]
+    return (lines[0] if lines else type(e).__name__)[:300]
+for group in json.loads(sys.argv[1]):
+    for module in group:
+        sys.stdout.write('KRADAR_DOCTOR_IMPORT_BEGIN %s\n' % module); sys.stdout.flush()
+        try:
+            __import__(module)
+            status = 'ok'
+        except BaseException as e:
+            status = err(e)
+        sys.stdout.write('KRADAR_DOCTOR_IMPORT %s\n' % json.dumps([module, status])); sys.stdout.flush()
+        if status != 'ok':
+            break
+'''
+
+
+def _run_imports(groups, python, timeout):
+    """One interpreter importing ``groups`` (lists of modules): ({module: 'ok' or error}, died or None,
+    timed_out)."""
+    cmd = [python or sys.executable, '-c', _IMPORT_SCRIPT, json.dumps([list(g) for g in groups])]
+    stdout, died, timed_out = '', None, False
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
+                              universal_newlines=True)
+        stdout = proc.stdout
+        if proc.returncode != 0:
+            tail = [l for l in proc.stderr.splitlines() if l.strip()]
+            died = 'the interpreter exited with %s (%s)' % (proc.returncode, tail[-1][:200] if tail else 'no output')
+    except subprocess.TimeoutExpired as e:
+        stdout = e.stdout.decode('utf-8', 'replace') if isinstance(e.stdout, bytes) else (e.stdout or '')
+        died, timed_out = 'no answer within %d s' % timeout, True
+    status, begun = {}, None
+    for line in stdout.splitlines():
+        if line.startswith('KRADAR_DOCTOR_IMPORT_BEGIN '):
+            begun = line.split(' ', 1)[1]
+        elif line.startswith('KRADAR_DOCTOR_IMPORT '):
+            module, result = json.loads(line[len('KRADAR_DOCTOR_IMPORT '):])
+            status[module] = result
+            begun = None
+    if begun is not None and died:
+        status[begun] = died
+    return status, died, timed_out
+
+
+def import_probe(packages, python=None, timeout=300):
+    """Import the IMPORT_MODULES of ``packages`` in a fresh interpreter.
+
+    Returns {'import-errors': {package: (module, error line)}, 'imports-checked': [modules that imported]}. A
+    module whose import kills the interpreter gets that as its error, and the packages not reached yet are
+    imported in a new interpreter (after a timeout they are reported as not probed)."""
+    groups = [(p, mods) for p, mods in IMPORT_MODULES if p in packages]
+    status, pending = {}, list(groups)
+    try:
+        while pending:
+            found, died, timed_out = _run_imports([m for _, m in pending], python, timeout)
+            status.update(found)
+            pending = [(p, mods) for p, mods in pending if mods[0] not in found]
+            if died and not found:  # the interpreter died before its first import
+                for p, mods in pending:
+                    status[mods[0]] = died
+            if not died or not found:
+                break
+            if timed_out:
+                for p, mods in pending:
+                    status[mods[0]] = 'not probed: an earlier import hung (%s)' % died
+                break
+    except OSError as e:
+        return {'probe-error': 'import probe: %s' % e}
+    errors, checked = {}, []
+    for package, modules in groups:
+        for module in modules:
+            if module not in status:
+                break
+            if status[module] != 'ok':
+                errors[package] = (module, status[module])
+                break
+            checked.append(module)
+    return {'import-errors': errors, 'imports-checked': checked}
+
+
 def loaded_framework_facts():
     """The framework facts available from modules the caller already imported (no new imports)."""
     out = {}
@@ -370,4 +478,15 @@ def gather(quick=False, skip=()):
         if (facts.get('mmcv-full') or facts.get('mmcv')) and 'mmcv' not in skip:
             want.add('mmcv')
         facts.update(framework_probe(want))
+        if 'imports' in skip:
+            facts['imports-skipped'] = 'assumed versions are judged, not the installed packages'
+        else:
+            packages = set(p for p, _ in IMPORT_MODULES if facts.get(p) or (p == 'mmcv' and (
+                facts.get('mmcv-full') or facts.get('mmcv-lite'))))
+            if packages:
+                facts.update(import_probe(packages))
+            else:
+                facts['imports-skipped'] = 'no OpenMMLab package installed'
+    else:
+        facts['imports-skipped'] = 'not probed in quick mode (kradar-doctor without --quick imports them)'
     return facts

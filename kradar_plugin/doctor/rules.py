@@ -5,7 +5,7 @@ and a single SKIP Finding means it does not apply here, with the reason. Version
 live in kradar_plugin.compat.facts (shared with the rotated-IoU guard); this module only applies them.
 """
 from ..compat import facts as F
-from ..compat.versions import major_minor, parse_version
+from ..compat.versions import major_minor, mmdet3d_box_convention, parse_version
 
 Finding = F.Finding
 
@@ -94,37 +94,68 @@ def compile_test(facts):
 
 
 def _lite_mmcv(facts):
+    """The lite mmcv 1.x (distribution 'mmcv' < 2.0; mmcv 2.x under that name is the full build)."""
     v = parse_version(facts.get('mmcv'))
     return v is not None and v < '2.0'
 
 
+def _is_2x(version):
+    v = parse_version(version)
+    return v is not None and v >= '2.0.0rc0'
+
+
+def _ops_users(facts):
+    """Installed packages of the OpenMMLab 2.x generation that need mmcv's compiled ops (mmcv._ext)."""
+    return ['%s %s' % (p, facts[p]) for p in ('mmdet', 'mmdet3d', 'mmseg')
+            if F.openmmlab_generation(p, facts.get(p)) == 2]
+
+
+def _mmcv_wheel_hint(version, facts):
+    return ('pip install mmcv==%s -f https://download.openmmlab.com/mmcv/dist/%s/torch%s/index.html (or compile '
+            'it: MMCV_WITH_OPS=1 pip install mmcv==%s --no-binary mmcv)'
+            % (version, _cu_tag(facts.get('torch-cuda')), major_minor(facts.get('torch')) or 'X.Y', version))
+
+
 def mmcv_full(facts):
-    full, lite = facts.get('mmcv-full'), _lite_mmcv(facts)
-    if not full and not facts.get('mmcv'):
+    full, mmcv, lite2 = facts.get('mmcv-full'), facts.get('mmcv'), facts.get('mmcv-lite')
+    if not full and not mmcv and not lite2:
         return _skip('mmcv not installed')
-    if full and lite:
-        return [Finding('FAIL', 'both mmcv %s and mmcv-full %s are installed in one environment (they share '
-                                'the mmcv package: ModuleNotFoundError)' % (facts['mmcv'], full),
-                        "pip uninstall -y mmcv mmcv-full && pip install 'mmcv-full==%s'" % full)]
-    if lite:
+    installed = ['%s %s' % (n, v) for n, v in (('mmcv', mmcv), ('mmcv-full', full), ('mmcv-lite', lite2)) if v]
+    if len(installed) > 1:
+        keep = "'mmcv-full==%s'" % full if full else "'mmcv==%s'" % mmcv
+        return [Finding('FAIL', '%s %s are installed in one environment (they share the mmcv package: '
+                                'ModuleNotFoundError)' % ('both' if len(installed) == 2 else 'all of',
+                                                          ' and '.join(installed)),
+                        'pip uninstall -y mmcv mmcv-full mmcv-lite && pip install %s' % keep)]
+    if _lite_mmcv(facts):
         wanted = 'mmcv-full'
         return [Finding('FAIL', "mmcv %s (lite, no compiled ops) is installed instead of mmcv-full: No module "
                                 "named 'mmcv._ext'" % facts['mmcv'],
                         'pip uninstall -y mmcv && mim install %s (or pip install %s -f '
                         'https://download.openmmlab.com/mmcv/dist/<cuXXX>/<torchX.Y.0>/index.html)'
                         % (wanted, wanted))]
+    if lite2:
+        users = _ops_users(facts)
+        if not users:
+            return [Finding('OK', 'mmcv-lite %s (no compiled ops); nothing installed here needs mmcv.ops' % lite2,
+                            '')]
+        return [Finding('FAIL', "mmcv-lite %s has no compiled ops (No module named 'mmcv._ext'): %s models, "
+                                "datasets and evaluation fail to import" % (lite2, ', '.join(users)),
+                        'pip uninstall -y mmcv-lite && ' + _mmcv_wheel_hint(lite2, facts))]
+    name, version = ('mmcv-full', full) if full else ('mmcv', mmcv)
     ext = facts.get('mmcv-ext')
     if ext and ext != 'ok':
         hint = ' (compiled against another torch)' if 'undefined symbol' in ext else ''
         return [Finding('FAIL', 'import mmcv._ext fails%s: %s' % (hint, ext),
-                        'reinstall mmcv-full built for this torch %s / CUDA %s: pip install mmcv-full==%s -f '
+                        'reinstall %s built for this torch %s / CUDA %s: pip install %s==%s -f '
                         'https://download.openmmlab.com/mmcv/dist/%s/torch%s.0/index.html'
-                        % (facts.get('torch'), facts.get('torch-cuda'), full or facts.get('mmcv'),
+                        % (name, facts.get('torch'), facts.get('torch-cuda'), name, version,
                            _cu_tag(facts.get('torch-cuda')), major_minor(facts.get('torch')) or 'X.Y'))]
-    if full and facts.get('mmcv-ext-file') is False:
-        return [Finding('FAIL', "mmcv-full %s is installed but mmcv/_ext*.so is missing: No module named "
-                                "'mmcv._ext'" % full, "pip install --force-reinstall --no-cache-dir 'mmcv-full==%s'"
-                        % full)]
+    if facts.get('mmcv-ext-file') is False:
+        return [Finding('FAIL', "%s %s is installed but mmcv/_ext*.so is missing (built without ops?): No module "
+                                "named 'mmcv._ext'" % (name, version),
+                        "pip install --force-reinstall --no-cache-dir '%s==%s'%s"
+                        % (name, version, ' (MMCV_WITH_OPS=1 when compiling)' if name == 'mmcv' else ''))]
     return []
 
 
@@ -136,12 +167,12 @@ def _cu_tag(cuda):
 
 
 def _mmcv_version(facts):
-    """The mmcv the OpenMMLab asserts see: mmcv-full 1.x, or mmcv 2.x (which is the full build)."""
-    return facts.get('mmcv-full') or facts.get('mmcv')
+    """The mmcv the OpenMMLab asserts see (mmcv.__version__): mmcv-full 1.x, mmcv 2.x, lite mmcv or mmcv-lite."""
+    return facts.get('mmcv-full') or facts.get('mmcv') or facts.get('mmcv-lite')
 
 
 def openmmlab_ranges(facts):
-    """mmcv (and mmdet/mmseg) within what the installed mmdet/mmdet3d/mmseg assert at import."""
+    """mmcv (and mmdet/mmseg/mmengine) within what the installed mmdet/mmdet3d/mmseg assert at import."""
     findings, judged = [], []
     assumed = facts.get('assumed', ())
     installed = facts.get('installed-ranges') or {}
@@ -150,20 +181,20 @@ def openmmlab_ranges(facts):
         if not version:
             continue
         if package not in assumed and package in installed:
-            ranges, source = installed[package], 'asserts'
+            ranges = installed[package]
         else:
-            ranges = dict((dep, (lo, hi, True, True)) for dep, (lo, hi) in F.openmmlab_ranges(package, version).items())
-            source = 'asserts'
+            ranges = dict((dep, (lo, hi, inclusive, True))
+                          for dep, (lo, hi, inclusive) in F.openmmlab_asserts(package, version).items())
         if not ranges:
             continue
         judged.append('%s %s' % (package, version))
         for dep, (lo, hi, inclusive, enforced) in sorted(ranges.items()):
-            dep_version = _mmcv_version(facts) if dep == 'mmcv-full' else facts.get(dep)
-            found = F.range_findings(package, version, dep, dep_version, lo, hi if inclusive else None, source)
-            if not inclusive and dep_version and parse_version(dep_version) >= hi:
-                found = [Finding('FAIL', '%s %s requires %s>=%s,<%s but %s is installed'
-                                 % (package, version, dep, lo, hi, dep_version),
-                                 "pip install '%s>=%s,<%s'" % (dep, lo, hi))]
+            if dep in ('mmcv', 'mmcv-full'):
+                dep_version = _mmcv_version(facts)
+                dep = 'mmcv' if _is_2x(lo) else 'mmcv-full'
+            else:
+                dep_version = facts.get(dep)
+            found = F.range_findings(package, version, dep, dep_version, lo, hi, 'asserts', inclusive)
             if not enforced:
                 found = [f._replace(status='WARN', reason=f.reason.replace('asserts', 'recommends'))
                          for f in found]
@@ -171,6 +202,108 @@ def openmmlab_ranges(facts):
     if not judged:
         return _skip('no mmdet/mmdet3d/mmseg with a known mmcv range installed')
     return findings
+
+
+def openmmlab_mix(facts):
+    versions = dict((k, facts.get(k)) for k in ('mmcv-full', 'mmcv', 'mmcv-lite', 'mmdet', 'mmseg', 'mmdet3d'))
+    if not any(versions.values()):
+        return _skip('no OpenMMLab package installed')
+    return F.generation_mix_findings(versions)
+
+
+def mmdet3d_numpy(facts):
+    if not facts.get('mmdet3d'):
+        return _skip('mmdet3d not installed')
+    numpy = facts.get('numpy-effective')
+    if not numpy:
+        return _skip('numpy not installed')
+    return F.numpy_alias_findings(facts['mmdet3d'], numpy, facts.get('pipeline'))
+
+
+def mmcv_wheel(facts):
+    mmcv = facts.get('mmcv') or facts.get('mmcv-lite')
+    if not _is_2x(mmcv) or facts.get('mmcv-lite'):
+        return _skip('no mmcv 2.x with compiled ops')
+    if not facts.get('torch'):
+        return _skip('torch not installed')
+    assumed = facts.get('assumed', ())
+    if 'mmcv' not in assumed and 'torch' not in assumed:
+        ext = facts.get('mmcv-ext')
+        if ext == 'ok':
+            return [Finding('OK', 'mmcv %s with torch %s: mmcv._ext imports (built for this torch)'
+                            % (mmcv, facts['torch']), '')]
+        if ext:
+            return _skip('mmcv._ext does not import (see mmcv-full)')
+        return _skip('mmcv._ext not probed (quick mode)')
+    return F.mmcv_wheel_findings(mmcv, facts['torch'])
+
+
+def mmengine_torch(facts):
+    if not facts.get('mmengine'):
+        return _skip('mmengine not installed')
+    if not facts.get('torch'):
+        return _skip('torch not installed')
+    return F.mmengine_torch_load_findings(facts['mmengine'], facts['torch'])
+
+
+# Modules whose "No module named X" names a different distribution.
+_DIST_OF_MODULE = {'sklearn': 'scikit-learn', 'skimage': 'scikit-image', 'cv2': 'opencv-python', 'PIL': 'Pillow',
+                   'yaml': 'PyYAML', 'nuscenes': 'nuscenes-devkit', 'lyft_dataset_sdk': 'lyft_dataset_sdk',
+                   'mmseg': 'mmsegmentation', 'pycocotools': 'pycocotools', 'shapely': 'shapely'}
+
+
+def _import_fix(module, error, facts):
+    if "No module named 'mmcv._ext'" in error or 'mmcv._ext' in error:
+        return 'install mmcv with compiled ops (see the mmcv-full check)'
+    if 'is used but incompatible' in error:
+        return 'install the versions the package asserts (see the mmcv-range check)'
+    if "module 'numpy' has no attribute" in error:
+        return "pip install 'numpy<1.24' (see the mmdet3d-numpy check)"
+    if error.startswith('ModuleNotFoundError') or error.startswith('ImportError: No module named'):
+        missing = error.split("'")[1] if "'" in error else ''
+        top = missing.split('.')[0]
+        if top:
+            return 'pip install %s (then re-run kradar-doctor)' % _DIST_OF_MODULE.get(top, top.replace('_', '-'))
+    return 'python -c "import %s" shows the full traceback' % module
+
+
+def imports(facts):
+    errors = facts.get('import-errors')
+    if errors is None:
+        return _skip(facts.get('imports-skipped') or 'not probed')
+    findings = []
+    for package in sorted(errors):
+        module, error = errors[package]
+        findings.append(Finding('FAIL', 'import %s fails: %s' % (module, error), _import_fix(module, error, facts)))
+    if not findings and facts.get('imports-checked'):
+        return [Finding('OK', 'import %s: ok' % ', '.join(facts['imports-checked']), '')]
+    return findings
+
+
+def box_convention(facts):
+    info = facts.get('checkpoint') or {}
+    ckpt = facts.get('checkpoint-mmdet3d')
+    if not info and not ckpt:
+        return _skip('no --checkpoint given')
+    if info.get('error') and not ckpt:
+        return _skip('cannot read the checkpoint meta: %s' % info['error'])
+    inferred = None
+    if not ckpt and info.get('mmengine_version'):
+        ckpt = F.MMDET3D_FIRST_MMENGINE
+        inferred = ('an mmengine runner (mmengine %s: mmdet3d >= %s)'
+                    % (info['mmengine_version'], F.MMDET3D_FIRST_MMENGINE))
+    if not ckpt:
+        return _skip('the checkpoint meta records no mmdet3d_version (not saved by an mmdet3d tools/train.py)')
+    convention = mmdet3d_box_convention(ckpt)
+    installed = facts.get('mmdet3d')
+    if not installed:
+        return _skip("mmdet3d not installed; the checkpoint (%s) uses '%s' boxes: evaluate with "
+                     "box_convention='%s'" % (inferred or 'mmdet3d %s' % ckpt, convention, convention))
+    findings = F.box_convention_findings(ckpt, installed, inferred)
+    if findings:
+        return findings
+    return [Finding('OK', "checkpoint (%s) and installed mmdet3d %s share the '%s' box convention"
+                    % (inferred or 'mmdet3d %s' % ckpt, installed, convention), '')]
 
 
 def yapf(facts):

@@ -27,9 +27,15 @@ def test_full_stack_has_no_fail():
     results = run_checks()
     assert [r for r in results if r.status == 'FAIL'] == [], format_report(results)
     by_name = dict((r.name, r) for r in results)
-    # The full stack really was judged, not skipped.
-    for name in ('numba-python', 'numba-numpy', 'mmcv-full', 'mmcv-range', 'yapf', 'mmcv-torch'):
+    # The full stack really was judged, not skipped: its versions, and the subprocess imports of mmcv/mmdet
+    # (and mmdet3d/mmseg where installed: their .models and .datasets too).
+    for name in ('numba-python', 'numba-numpy', 'mmcv-full', 'mmcv-range', 'openmmlab-mix', 'imports', 'yapf',
+                 'mmcv-torch'):
         assert by_name[name].status == 'OK', by_name[name]
+    assert 'mmdet.models' in by_name['imports'].reason
+    if importlib.util.find_spec('mmdet3d') is not None:
+        assert by_name['mmdet3d-numpy'].status == 'OK', by_name['mmdet3d-numpy']
+        assert 'mmdet3d.datasets' in by_name['imports'].reason
 
 
 @needs_full_stack

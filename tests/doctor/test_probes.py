@@ -1,8 +1,8 @@
 """Probes on real files: conda-meta records, /proc driver text, a shm mount, package sources, configs, scripts."""
 import json
 import os
+import sys
 import textwrap
-import time
 
 import pytest
 
@@ -189,7 +189,9 @@ def test_sharing_strategy_from_script(tmp_path):
     assert result(results, 'sharing-strategy').status == 'WARN'
 
 
-def test_quick_is_fast_and_spawns_nothing(monkeypatch):
+def test_quick_spawns_nothing(monkeypatch):
+    """Quick mode (tools/train.py's pre-run check) starts no subprocess; its duration is measured by
+    benchmarks/bench_doctor.py, not asserted here."""
     import subprocess
 
     def no_subprocess(*args, **kwargs):
@@ -197,7 +199,104 @@ def test_quick_is_fast_and_spawns_nothing(monkeypatch):
 
     monkeypatch.setattr(subprocess, 'run', no_subprocess)
     monkeypatch.setattr(subprocess, 'Popen', no_subprocess)
-    start = time.time()
     results = run_checks(quick=True, compile_test=True)
-    assert time.time() - start < 2.0
     assert result(results, 'cuda-compile').status == 'SKIP'
+    r = result(results, 'imports')
+    assert r.status == 'SKIP' and 'quick mode' in r.reason
+
+
+def test_parse_version_asserts_mmseg_exclusive_and_mmengine():
+    # mmsegmentation 0.30.0 and 1.0.0 (PyPI wheels), mmseg/__init__.py: MMCV_MIN/MMCV_MAX and
+    # "assert (mmcv_min_version <= mmcv_version < mmcv_max_version)"; 1.0.0 also MMENGINE_MIN/MAX the same way.
+    mmseg030 = textwrap.dedent("""
+        MMCV_MIN = '1.3.13'
+        MMCV_MAX = '1.8.0'
+        mmcv_min_version = digit_version(MMCV_MIN)
+        mmcv_max_version = digit_version(MMCV_MAX)
+        assert (mmcv_min_version <= mmcv_version < mmcv_max_version), \\
+            f'MMCV=={mmcv.__version__} is used but incompatible. '
+    """)
+    assert probes.parse_version_asserts(mmseg030) == {'mmcv-full': ('1.3.13', '1.8.0', False, True)}
+    mmseg100 = mmseg030.replace("'1.3.13'", "'2.0.0rc4'").replace("'1.8.0'", "'2.1.0'") + textwrap.dedent("""
+        MMENGINE_MIN = '0.5.0'
+        MMENGINE_MAX = '1.0.0'
+        assert (mmengine_min_version <= mmengine_version < mmengine_max_version)
+    """)
+    assert probes.parse_version_asserts(mmseg100) == {'mmcv-full': ('2.0.0rc4', '2.1.0', False, True),
+                                                      'mmengine': ('0.5.0', '1.0.0', False, True)}
+
+
+def test_mmseg_is_found_under_its_distribution_name(tmp_path, monkeypatch):
+    """mmseg is distributed as 'mmsegmentation': the metadata probe must look that name up."""
+    info = tmp_path / 'mmsegmentation-0.30.0.dist-info'
+    info.mkdir()
+    (info / 'METADATA').write_text('Metadata-Version: 2.1\nName: mmsegmentation\nVersion: 0.30.0\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert probes.probe_distributions(('mmseg',)) == {'mmseg': '0.30.0'}
+
+
+def test_pipeline_types_from_a_config(tmp_path):
+    (tmp_path / 'cfg.py').write_text(textwrap.dedent("""
+        db_sampler = dict(type='DataBaseSampler', rate=1.0)
+        train_pipeline = [dict(type='LoadPointsFromFile'), dict(type='ObjectSample', db_sampler=db_sampler),
+                          dict(type='ObjectRangeFilter', point_cloud_range=[0, -40, -3, 70, 40, 1])]
+        test_pipeline = [dict(type='MultiScaleFlipAug3D', transforms=[dict(type='GlobalRotScaleTrans')])]
+        data = dict(train=dict(type='RepeatDataset', dataset=dict(type='KittiDataset', pipeline=train_pipeline)),
+                    test=dict(type='KittiDataset', pipeline=test_pipeline))
+    """))
+    facts = config_facts(str(tmp_path / 'cfg.py'))
+    # Dataset types are not transforms; the nested db_sampler and MultiScaleFlipAug3D's transforms are inside
+    # a pipeline and count.
+    assert facts['pipeline'] == ['DataBaseSampler', 'GlobalRotScaleTrans', 'LoadPointsFromFile',
+                                 'MultiScaleFlipAug3D', 'ObjectRangeFilter', 'ObjectSample']
+    (tmp_path / 'plain.py').write_text("data = dict(workers_per_gpu=2)\n")
+    assert 'pipeline' not in config_facts(str(tmp_path / 'plain.py'))
+
+
+def _package(root, name, files):
+    pkg = root / name
+    pkg.mkdir()
+    for rel, text in files.items():
+        path = pkg / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def test_import_probe_names_the_failing_module(tmp_path, monkeypatch):
+    """Real packages on PYTHONPATH, imported by the real probe subprocess: the top level imports, a submodule
+    fails on a missing dependency, and a package whose import kills the interpreter."""
+    _package(tmp_path, 'mmdet3d', {'__init__.py': "__version__ = '1.0.0rc6'\n",
+                                   'models/__init__.py': 'x = 1\n',
+                                   'datasets/__init__.py': 'import lyft_dataset_sdk_missing_for_the_test\n'})
+    _package(tmp_path, 'mmdet', {'__init__.py': 'import os\nos._exit(3)\n'})
+    _package(tmp_path, 'mmengine', {'__init__.py': '', 'runner.py': ''})
+    monkeypatch.setenv('PYTHONPATH', str(tmp_path))
+    out = probes.import_probe({'mmdet3d', 'mmdet', 'mmengine'})
+    assert out['imports-checked'] == ['mmengine', 'mmengine.runner', 'mmdet3d', 'mmdet3d.models']
+    errors = out['import-errors']
+    assert set(errors) == {'mmdet', 'mmdet3d'}
+    assert errors['mmdet3d'] == ('mmdet3d.datasets',
+                                 "ModuleNotFoundError: No module named 'lyft_dataset_sdk_missing_for_the_test'")
+    # The crash is reported against the module being imported, with the exit code; mmdet3d, not reached by
+    # that interpreter, was imported in a new one.
+    assert errors['mmdet'][0] == 'mmdet' and 'exited with 3' in errors['mmdet'][1]
+
+
+def test_import_probe_interpreter_that_cannot_start(tmp_path):
+    out = probes.import_probe({'mmdet'}, python=sys.executable + '-missing')
+    assert 'probe-error' in out
+    bad = tmp_path / 'python'
+    bad.write_text('#!/bin/sh\necho broken >&2\nexit 7\n')
+    bad.chmod(0o755)
+    out = probes.import_probe({'mmdet', 'mmdet3d'}, python=str(bad))
+    assert out['imports-checked'] == []
+    assert out['import-errors'] == {'mmdet': ('mmdet', 'the interpreter exited with 7 (broken)'),
+                                    'mmdet3d': ('mmdet3d', 'the interpreter exited with 7 (broken)')}
+
+
+def test_import_probe_result_reaches_the_rule(tmp_path, monkeypatch):
+    _package(tmp_path, 'mmdet3d', {'__init__.py': "raise AssertionError('MMCV==1.7.2 is used but incompatible.')\n"})
+    monkeypatch.setenv('PYTHONPATH', str(tmp_path))
+    results = run_checks(probes=dict(probes.import_probe({'mmdet3d'}), mmdet3d='1.0.0rc6'), quick=True)
+    r = result(results, 'imports')
+    assert r.status == 'FAIL' and 'import mmdet3d fails: AssertionError: MMCV==1.7.2' in r.reason

@@ -52,15 +52,16 @@ def test_mmcv_2_is_the_full_build():
     assert result(results, 'mmcv-full').status == 'OK'
 
 
-@pytest.mark.parametrize('assume, failing', [
-    ('mmcv-full=1.6.0,mmdet3d=0.17.3,mmdet=2.24.0,mmseg=0.20.0', 'mmdet3d'),   # 1.6.0 > 1.5.0
-    ('mmcv-full=1.3.16,mmdet=2.19.0', 'mmdet'),                                # 1.3.16 < 1.3.17
-    ('mmcv-full=1.5.0,mmdet3d=0.17.3,mmdet=2.19.0,mmseg=1.1.0', 'mmdet3d'),    # mmseg 1.1.0 > 1.0.0
+@pytest.mark.parametrize('assume, failing, also', [
+    ('mmcv-full=1.6.0,mmdet3d=0.17.3,mmdet=2.24.0,mmseg=0.20.0', 'mmdet3d', []),   # 1.6.0 > 1.5.0
+    ('mmcv-full=1.3.16,mmdet=2.19.0', 'mmdet', []),                                # 1.3.16 < 1.3.17
+    # mmseg 1.1.0 > 1.0.0; and mmseg 1.x is the mmengine generation next to 1.x packages.
+    ('mmcv-full=1.5.0,mmdet3d=0.17.3,mmdet=2.19.0,mmseg=1.1.0', 'mmdet3d', ['openmmlab-mix']),
 ])
-def test_openmmlab_asserted_ranges(assume, failing):
+def test_openmmlab_asserted_ranges(assume, failing, also):
     results = judge(assume)
     fails = [r for r in results if r.status == 'FAIL']
-    assert [r.name for r in fails] == ['mmcv-range'] and fails[0].reason.startswith(failing)
+    assert [r.name for r in fails] == ['mmcv-range'] + also and fails[0].reason.startswith(failing)
 
 
 def test_installed_package_source_wins_over_the_table():
@@ -159,3 +160,138 @@ def test_parse_assume_errors_name_the_item():
         environment.parse_assume('shm=lots')
     assert environment.parse_assume('mmcv_full=1.4.0,numpy_base=1.20.3,shm=64M') == {
         'mmcv-full': '1.4.0', 'numpy-base': '1.20.3', 'shm': 64 * 2 ** 20}
+
+
+# The lead's 1.x stack (issue 8): mmcv-full 1.7.0 + mmdet 2.28.2 + mmseg 0.30.0 + mmdet3d 1.0.0rc6 +
+# numpy 1.23.5 + numba 0.60 + torch 2.0.1 on Python 3.11. By hand: mmdet 2.28 asserts mmcv 1.3.17..1.8.0;
+# mmdet3d rc6 asserts mmcv 1.5.2..1.7.0, mmdet 2.24.0..3.0.0, mmseg 0.20.0..1.0.0; numba 0.60 takes numpy
+# 1.22..2.0 and Python 3.9..3.12; numpy 1.23.5 < 1.24 keeps np.bool; all packages are 1.x; yapf 0.40.1.
+NEW_STACK = ('python=3.11.7,torch=2.0.1,mmcv-full=1.7.0,mmdet=2.28.2,mmseg=0.30.0,mmdet3d=1.0.0rc6,'
+             'numpy=1.23.5,numba=0.60.0,yapf=0.40.1')
+
+
+def test_new_legacy_stack_is_clean():
+    results = judge(NEW_STACK)
+    assert by_status(results, 'FAIL') == [] and by_status(results, 'WARN') == []
+    for name in ('mmcv-full', 'mmcv-range', 'openmmlab-mix', 'mmdet3d-numpy', 'numba-numpy', 'yapf'):
+        assert result(results, name).status == 'OK', name
+
+
+def test_new_stack_with_mmcv_full_172_fails_the_range():
+    results = judge(NEW_STACK.replace('mmcv-full=1.7.0', 'mmcv-full=1.7.2'))
+    assert by_status(results, 'FAIL') == ['mmcv-range']
+    r = result(results, 'mmcv-range')
+    assert r.reason.startswith('mmdet3d 1.0.0rc6 asserts mmcv-full>=1.5.2,<=1.7.0 but 1.7.2')
+    assert "'mmcv-full>=1.5.2,<=1.7.0'" in r.fix
+
+
+def test_new_stack_with_numpy_124_fails():
+    results = judge(NEW_STACK.replace('numpy=1.23.5', 'numpy=1.24.4'))
+    assert by_status(results, 'FAIL') == ['mmdet3d-numpy']
+    assert 'np.bool' in result(results, 'mmdet3d-numpy').reason
+    assert "numpy==1.23.5" in result(results, 'mmdet3d-numpy').fix
+
+
+def test_mmdet3d_1x_np_long_needs_the_pipeline_to_decide():
+    stack = 'mmdet3d=1.4.0,numpy=1.26.4'
+    assert result(judge(stack), 'mmdet3d-numpy').status == 'WARN'
+    assert result(judge(stack + ',pipeline=LoadPointsFromFile/ObjectSample'), 'mmdet3d-numpy').status == 'FAIL'
+    assert result(judge(stack + ',pipeline=LoadPointsFromFile'), 'mmdet3d-numpy').status == 'OK'
+
+
+# The issue-9 stack: mmengine 0.10.7, mmcv 2.1.0 (compiled), mmdet 3.3.0, mmdet3d 1.4.0, torch 2.1.2, numpy
+# 1.26.4. mmdet 3.3 / mmdet3d 1.4 accept mmcv [2.0.0rc4, 2.2.0) and mmengine >= 0.7.1 / 0.8.0; mmcv 2.1.0 has
+# wheels for torch 2.1; torch < 2.6; only the np.long WARN of ObjectSample remains (no --config).
+MM2_STACK = 'python=3.11.7,torch=2.1.2,mmengine=0.10.7,mmcv=2.1.0,mmdet=3.3.0,mmdet3d=1.4.0,numpy=1.26.4,numba=0.60.0'
+
+
+def test_openmmlab2_stack():
+    results = judge(MM2_STACK)
+    assert by_status(results, 'FAIL') == []
+    assert by_status(results, 'WARN') == ['mmdet3d-numpy']
+    for name in ('mmcv-full', 'mmcv-range', 'openmmlab-mix', 'mmcv-wheel', 'mmengine-torch'):
+        assert result(results, name).status == 'OK', name
+
+
+def test_mmcv_lite_under_mmdet3():
+    results = judge(MM2_STACK.replace('mmcv=2.1.0', 'mmcv-lite=2.1.0'))
+    r = result(results, 'mmcv-full')
+    assert r.status == 'FAIL' and "mmcv._ext" in r.reason and 'mmdet 3.3.0' in r.reason
+    assert r.fix.startswith('pip uninstall -y mmcv-lite && pip install mmcv==2.1.0')
+    # mmcv-lite alone (no mmdet/mmdet3d/mmseg 2.x) needs no ops.
+    assert result(judge('mmcv-lite=2.1.0,mmengine=0.10.7'), 'mmcv-full').status == 'OK'
+    # mmcv and mmcv-lite together share the mmcv package.
+    both = result(judge('mmcv=2.1.0,mmcv-lite=2.1.0'), 'mmcv-full')
+    assert both.status == 'FAIL' and 'both mmcv 2.1.0 and mmcv-lite 2.1.0' in both.reason
+
+
+def test_mmcv_22_refused_by_mmdet33_and_mmdet3d14():
+    results = judge(MM2_STACK.replace('mmcv=2.1.0', 'mmcv=2.2.0'))
+    fails = [r for r in results if r.status == 'FAIL']
+    assert [r.name for r in fails] == ['mmcv-range', 'mmcv-range']
+    assert fails[0].reason.startswith('mmdet 3.3.0 asserts mmcv>=2.0.0rc4,<2.2.0 but 2.2.0')
+    assert fails[1].reason.startswith('mmdet3d 1.4.0 asserts mmcv>=2.0.0rc4,<2.2.0 but 2.2.0')
+
+
+def test_mmcv21_wheels_vs_newer_torch():
+    r = result(judge(MM2_STACK.replace('torch=2.1.2', 'torch=2.3.1')), 'mmcv-wheel')
+    assert r.status == 'WARN' and 'torch <= 2.1' in r.reason
+    # Installed (not assumed) and mmcv._ext imports: it was built for this torch, nothing to warn about.
+    live = {'mmcv': '2.1.0', 'torch': '2.3.1', 'mmcv-ext': 'ok'}
+    assert result(judge('python=3.11.7', machine=live), 'mmcv-wheel').status == 'OK'
+    live['mmcv-ext'] = 'ImportError: undefined symbol: _ZN3c10'
+    assert result(judge('python=3.11.7', machine=live), 'mmcv-wheel').status == 'SKIP'
+
+
+def test_mmengine_with_torch_26():
+    r = result(judge(MM2_STACK.replace('torch=2.1.2', 'torch=2.6.0')), 'mmengine-torch')
+    assert r.status == 'FAIL' and 'TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1' in r.fix
+
+
+def test_yapf_with_old_mmengine():
+    assert result(judge('yapf=0.40.2,mmengine=0.8.4'), 'yapf').status == 'FAIL'
+    assert result(judge('yapf=0.40.2,mmengine=0.8.5'), 'yapf').status == 'OK'
+
+
+@pytest.mark.parametrize('assume, first, second', [
+    ('mmcv-full=1.7.0,mmdet=3.3.0,mmengine=0.10.7', 'mmcv-full 1.7.0', 'mmdet 3.3.0'),
+    ('mmcv=2.1.0,mmdet=2.28.2', 'mmdet 2.28.2', 'mmcv 2.1.0'),
+    ('mmcv-full=1.7.0,mmdet=2.28.2,mmdet3d=1.4.0', 'mmcv-full 1.7.0, mmdet 2.28.2', 'mmdet3d 1.4.0'),
+])
+def test_mixing_openmmlab_generations(assume, first, second):
+    r = result(judge(assume), 'openmmlab-mix')
+    assert r.status == 'FAIL' and '1.x (%s)' % first in r.reason and '2.x (%s)' % second in r.reason
+
+
+def test_import_failures_are_reported():
+    live = {'mmdet3d': '1.0.0rc6', 'import-errors': {
+        'mmdet3d': ('mmdet3d.datasets', "ModuleNotFoundError: No module named 'lyft_dataset_sdk'")},
+        'imports-checked': ['mmdet3d', 'mmdet3d.models']}
+    r = result(judge(None, machine=live), 'imports')
+    assert r.status == 'FAIL' and r.reason == ("import mmdet3d.datasets fails: ModuleNotFoundError: No module named "
+                                               "'lyft_dataset_sdk'")
+    assert r.fix.startswith('pip install lyft_dataset_sdk')
+    live['import-errors'] = {'mmdet': ('mmdet', 'AssertionError: MMCV==1.7.2 is used but incompatible.')}
+    assert 'mmcv-range' in result(judge(None, machine=live), 'imports').fix
+    live['import-errors'] = {}
+    assert result(judge(None, machine=live), 'imports').status == 'OK'
+    # Assumed versions are not the installed ones: the live import results do not apply.
+    r = result(judge('mmdet3d=1.0.0rc6', machine=dict(live, **{'import-errors': {'mmdet3d': ('mmdet3d', 'x')}})),
+               'imports')
+    assert r.status == 'SKIP' and 'assumed' in r.reason
+
+
+def test_box_convention_rule():
+    r = result(judge('checkpoint-mmdet3d=0.17.3,mmdet3d=1.0.0rc6'), 'box-convention')
+    assert r.status == 'WARN' and 'mmdet3d 0.17.3' in r.reason and 'mmdet3d 1.0.0rc6' in r.reason
+    assert "box_convention='mmdet3d<1.0'" in r.fix
+    r = result(judge('checkpoint-mmdet3d=1.0.0rc6,mmdet3d=0.17.3'), 'box-convention')
+    assert r.status == 'WARN' and "box_convention='mmdet3d>=1.0'" in r.fix
+    assert result(judge('checkpoint-mmdet3d=1.0.0rc4,mmdet3d=1.0.0rc6'), 'box-convention').status == 'OK'
+    assert result(judge('mmdet3d=1.0.0rc6'), 'box-convention').status == 'SKIP'
+    r = result(judge('checkpoint-mmdet3d=0.17.3'), 'box-convention')
+    assert r.status == 'SKIP' and "box_convention='mmdet3d<1.0'" in r.reason
+    # An mmengine checkpoint records no mmdet3d version: mmengine runners mean mmdet3d >= 1.1.0rc0.
+    live = {'checkpoint': {'path': 'x.pth', 'meta': True, 'mmengine_version': '0.10.7'}}
+    r = result(judge('mmdet3d=0.17.3', machine=live), 'box-convention')
+    assert r.status == 'WARN' and 'mmengine 0.10.7' in r.reason
