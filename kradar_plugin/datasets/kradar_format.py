@@ -1,26 +1,22 @@
 """EchoFusion info pickles and model results -> the evaluator's per-frame layout (pure numpy).
 
-Mirrors EchoFusion's ``KRadarDataset.format_anno`` / ``convert_valid_bboxes`` and mmdet3d v0.17.3's
-``bbox2result_kitti``: GT keeps the objects of the evaluated classes whose centre lies strictly inside
-``pcd_limit_range`` and whose azimuth lies strictly inside ``azimuth_range``; detections keep the boxes
-whose (x, y, z) lies strictly inside ``pcd_limit_range`` (and, where the protocol says so, inside the
-azimuth range too). The evaluator layout has ``location`` (y, z, x), ``dimensions`` (l, h, w) and
-``rotation_y`` = yaw. No torch/mmcv import: tensors are read through ``.detach().cpu().numpy()`` and
-mmdet3d box objects through ``.tensor``.
+Mirrors EchoFusion's ``KRadarDataset.format_anno`` / ``convert_valid_bboxes`` and mmdet3d's
+``Box3DMode.convert`` + ``bbox2result_kitti``: GT keeps the objects of the evaluated classes whose centre lies
+strictly inside ``pcd_limit_range`` and whose azimuth lies strictly inside ``azimuth_range``; detections keep
+the boxes whose (x, y, z) lies strictly inside ``pcd_limit_range`` (and, where the protocol says so, inside
+the azimuth range too). The evaluator layout has ``location`` (y, z, x), ``dimensions`` (l, h, w) and
+``rotation_y``; how a model's LiDAR boxes map to it depends on the mmdet3d the model was trained under
+(``box_convention``, see ``box_convention``). No torch/mmcv/mmdet3d import: tensors are read through
+``.detach().cpu().numpy()`` and mmdet3d box objects through ``.tensor``.
 """
 import numpy as np
 
-from kradar_plugin.datasets.result_io import leaf_to_numpy, unwrap_result
+from kradar_plugin.datasets.box_convention import (info_location_to_radar, lidar_boxes_to_evaluator,
+                                                   resolve_box_convention)
+from kradar_plugin.datasets.result_io import result_arrays, result_where
 from kradar_plugin.evaluation.kradar_eval import kradar_eval
 from kradar_plugin.evaluation.protocols import (ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE,
                                                 FAKE_2D_BOX, get_protocol)
-
-#: camera-style info location (-y, -z, x) -> radar (x, y, z), as EchoFusion's format_anno
-_CAM_TO_RADAR = np.array([[0, 0, 1], [-1, 0, 0], [0, -1, 0]], dtype=np.float64)
-
-
-def _to_numpy(value):
-    return np.asarray(leaf_to_numpy(value))
 
 
 def _in_roi(centers, pcd_limit_range, azimuth_range):
@@ -50,7 +46,7 @@ def info_to_gt_anno(info, class_names=('Sedan',), pcd_limit_range=ECHOFUSION_PCD
     if not np.all(np.isfinite(location)):
         row = int(np.nonzero(~np.isfinite(location).all(axis=1))[0][0])
         raise ValueError("{}['annos']['location'][{}] = {} is not finite".format(where, row, location[row].tolist()))
-    centers = location.dot(_CAM_TO_RADAR.T)
+    centers = info_location_to_radar(location)
     keep = _in_roi(centers, pcd_limit_range, azimuth_range)
     keep &= np.array([str(name) in class_names for name in names], dtype=bool).reshape(-1)
     out = {}
@@ -81,61 +77,38 @@ def info_to_gt_anno(info, class_names=('Sedan',), pcd_limit_range=ECHOFUSION_PCD
     return out
 
 
-def _result_fields(result, where):
-    result = unwrap_result(result, where)
-    boxes = _to_numpy(result['boxes_3d']).astype(np.float64)
-    if boxes.size == 0:
-        boxes = boxes.reshape(0, 7)
-    if boxes.ndim != 2 or boxes.shape[1] < 7:
-        raise ValueError('{}: boxes_3d must be (N, 7+) (x, y, z_bottom, dx, dy, dz, yaw), got shape {}'.format(
-            where, boxes.shape))
-    scores = _to_numpy(result['scores_3d']).astype(np.float64).reshape(-1)
-    labels = _to_numpy(result['labels_3d']).reshape(-1)
-    for key, arr in (('scores_3d', scores), ('labels_3d', labels)):
-        if arr.shape[0] != boxes.shape[0]:
-            raise ValueError('{}: {} has {} entries but boxes_3d has {}'.format(where, key, arr.shape[0],
-                                                                                boxes.shape[0]))
-    for key, arr in (('boxes_3d', boxes), ('scores_3d', scores)):
-        if not np.all(np.isfinite(arr)):
-            row = int(np.nonzero(~np.isfinite(arr.reshape(len(arr), -1)).all(axis=1))[0][0])
-            raise ValueError('{}: {}[{}] = {} is not finite'.format(where, key, row, arr[row].tolist()))
-    return boxes[:, :7], scores, labels
-
-
 def result_to_dt_anno(result, class_names, pcd_limit_range=ECHOFUSION_PCD_LIMIT_RANGE, azimuth_range=None,
-                      dt_z_is_bottom=False, frame_index=None):
-    """One frame's model output -> evaluator detection layout (EchoFusion ``convert_valid_bboxes`` +
-    mmdet3d v0.17.3 ``bbox2result_kitti`` + ``format_anno``'s axis flips).
+                      dt_z_is_bottom=False, frame_index=None, box_convention=None):
+    """One frame's model output -> evaluator detection layout (EchoFusion ``convert_valid_bboxes`` + mmdet3d
+    ``convert_to(CAM)`` + ``bbox2result_kitti`` + ``format_anno``'s axis flips).
 
+    ``box_convention``: what the LiDAR boxes mean, i.e. the mmdet3d the model was trained under:
+    ``'mmdet3d<1.0'`` (0.17.3: dimensions (dx, dz, dy), rotation_y = yaw), ``'mmdet3d>=1.0'`` (1.0.0rc0 and
+    later: dimensions (dy, dz, dx), rotation_y = limit_period(-yaw - pi/2, 0.5, 2 pi)), or None for the
+    installed mmdet3d's ('mmdet3d<1.0' without mmdet3d). Both: location (y, z, x), alpha = -arctan2(-y, x) +
+    rotation_y; formulas and their derivation in ``kradar_plugin.datasets.box_convention``.
     ``azimuth_range`` None keeps EchoFusion's range-only filter. EchoFusion's GT conversion stores the
     label's centre z where mmdet3d expects the bottom, so a model trained on it outputs centre z there
     and the value is used as is; pass ``dt_z_is_bottom=True`` for a model whose z really is the bottom.
     """
-    where = 'results[{}]'.format(frame_index if frame_index is not None else '?')
-    boxes, scores, labels = _result_fields(result, where)
-    if labels.size:
-        if not np.all(np.equal(np.mod(labels.astype(np.float64), 1), 0)):
-            raise ValueError('{}: labels_3d must be integers, got {}'.format(where, labels[:5].tolist()))
-        labels = labels.astype(np.int64)
-        bad = (labels < 0) | (labels >= len(class_names))
-        if bad.any():
-            raise ValueError('{}: labels_3d[{}] = {} is not an index into class_names {}'.format(
-                where, int(np.nonzero(bad)[0][0]), int(labels[bad][0]), list(class_names)))
+    box_convention = resolve_box_convention(box_convention)
+    boxes, scores, labels = result_arrays(result, result_where(frame_index), class_names)
+    boxes = boxes[:, :7]
     keep = _in_roi(boxes[:, :3], pcd_limit_range, azimuth_range)
-    boxes, scores, labels = boxes[keep], scores[keep], labels[keep].astype(np.int64)
+    boxes, scores, labels = boxes[keep], scores[keep], labels[keep]
     n = boxes.shape[0]
-    x, y, z = boxes[:, 0], boxes[:, 1], boxes[:, 2]
     if dt_z_is_bottom:
-        z = z + boxes[:, 5] / 2.0
+        boxes[:, 2] += boxes[:, 5] / 2.0
+    geometry = lidar_boxes_to_evaluator(boxes, box_convention)
     return {
         'name': np.array([class_names[i] for i in labels]) if n else np.zeros(0, dtype='<U1'),
         'truncated': np.zeros(n),
         'occluded': np.zeros(n, dtype=np.int64),
-        'alpha': -np.arctan2(-y, x) + boxes[:, 6],
+        'alpha': geometry['alpha'],
         'bbox': np.tile(np.asarray(FAKE_2D_BOX, dtype=np.float64), (n, 1)),
-        'dimensions': np.stack([boxes[:, 3], boxes[:, 5], boxes[:, 4]], axis=1),
-        'location': np.stack([y, z, x], axis=1),
-        'rotation_y': boxes[:, 6].copy(),
+        'dimensions': geometry['dimensions'],
+        'location': geometry['location'],
+        'rotation_y': geometry['rotation_y'],
         'score': scores,
     }
 
@@ -159,8 +132,10 @@ def _info_list(infos):
 
 
 def build_annos(infos, results, class_names, protocol='legacy', pcd_limit_range=None, azi_limit_range=None,
-                dt_z_is_bottom=False, **protocol_overrides):
-    """(gt_annos, dt_annos, kept frame indices, Protocol) from infos and per-frame results."""
+                dt_z_is_bottom=False, box_convention=None, **protocol_overrides):
+    """(gt_annos, dt_annos, kept frame indices, Protocol) from infos and per-frame results; ``box_convention``
+    as in ``result_to_dt_anno`` (None: the installed mmdet3d's, looked up once)."""
+    box_convention = resolve_box_convention(box_convention)
     infos = _info_list(infos)
     results = list(results)
     if len(infos) != len(results):
@@ -176,7 +151,7 @@ def build_annos(infos, results, class_names, protocol='legacy', pcd_limit_range=
             continue
         dt = result_to_dt_anno(result, class_names, proto.pcd_limit_range,
                                proto.azimuth_range if proto.dt_azimuth_filter else None,
-                               dt_z_is_bottom=dt_z_is_bottom, frame_index=i)
+                               dt_z_is_bottom=dt_z_is_bottom, frame_index=i, box_convention=box_convention)
         gt_list.append(gt)
         dt_list.append(dt)
         kept.append(i)
@@ -184,11 +159,13 @@ def build_annos(infos, results, class_names, protocol='legacy', pcd_limit_range=
 
 
 def evaluate_results(infos, results, class_names, protocol='legacy', eval_types=None, pcd_limit_range=None,
-                     azi_limit_range=None, dt_z_is_bottom=False, **protocol_overrides):
+                     azi_limit_range=None, dt_z_is_bottom=False, box_convention=None, **protocol_overrides):
     """Evaluate model results against EchoFusion-format infos; returns ``(result_str, metrics_dict)``
-    with ``kradar_eval``'s keys (no 'pts_bbox/' prefix)."""
+    with ``kradar_eval``'s keys (no 'pts_bbox/' prefix). ``box_convention``: 'mmdet3d<1.0', 'mmdet3d>=1.0'
+    or None (the installed mmdet3d's), the convention of the mmdet3d the model was trained under."""
     gt_list, dt_list, _, proto = build_annos(infos, results, class_names, protocol, pcd_limit_range,
-                                             azi_limit_range, dt_z_is_bottom, **protocol_overrides)
+                                             azi_limit_range, dt_z_is_bottom, box_convention,
+                                             **protocol_overrides)
     if eval_types is None:
         eval_types = ('bbox', 'bev', '3d')
     return kradar_eval(gt_list, dt_list, list(class_names), eval_types=eval_types, protocol=proto)

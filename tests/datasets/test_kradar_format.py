@@ -1,10 +1,16 @@
-"""EchoFusion infos / model results -> evaluator layout, and evaluate_results (numpy only)."""
+"""EchoFusion infos / model results -> evaluator layout, and evaluate_results (numpy only).
+
+The hand-made boxes here are 0.17.3-style LiDAR boxes (x, y, z, l, w, h, yaw = rotation_y), so every
+conversion names box_convention='mmdet3d<1.0' (the default follows the installed mmdet3d)."""
 import math
 
 import numpy as np
 import pytest
 
 from kradar_plugin.datasets.kradar_format import (evaluate_results, info_to_gt_anno, result_to_dt_anno)
+from kradar_plugin.datasets.result_io import normalize_results
+
+OLD = 'mmdet3d<1.0'
 
 
 def _info(objs):
@@ -43,13 +49,14 @@ def test_info_to_gt_anno_layout_and_roi():
 def test_result_to_dt_anno_both_input_forms_and_filters():
     boxes = [[20, 1, 0.5, 4.5, 1.8, 1.6, 0.3], [80, 0, 0, 4, 2, 1.5, 0], [5, 6, 0.5, 4, 2, 1.5, 0]]
     for wrap in (True, False):
-        dt = result_to_dt_anno(_result(boxes, [0.9, 0.8, 0.7], [0, 0, 0], wrap), ('Sedan',))
+        dt = result_to_dt_anno(_result(boxes, [0.9, 0.8, 0.7], [0, 0, 0], wrap), ('Sedan',), box_convention=OLD)
         assert len(dt['name']) == 2                              # x=80 outside range; azimuth not checked
         assert np.allclose(dt['location'][0], [1, 0.5, 20]) and np.allclose(dt['dimensions'][0], [4.5, 1.6, 1.8])
         assert dt['alpha'][0] == pytest.approx(-math.atan2(-1, 20) + 0.3)
-    dt = result_to_dt_anno(_result(boxes, [0.9, 0.8, 0.7], [0, 0, 0]), ('Sedan',), azimuth_range=(-50, 50))
+    dt = result_to_dt_anno(_result(boxes, [0.9, 0.8, 0.7], [0, 0, 0]), ('Sedan',), azimuth_range=(-50, 50),
+                           box_convention=OLD)
     assert len(dt['name']) == 1
-    dt = result_to_dt_anno(_result(boxes[:1], [0.9], [0]), ('Sedan',), dt_z_is_bottom=True)
+    dt = result_to_dt_anno(_result(boxes[:1], [0.9], [0]), ('Sedan',), dt_z_is_bottom=True, box_convention=OLD)
     assert dt['location'][0, 1] == pytest.approx(0.5 + 0.8)
 
 
@@ -83,12 +90,36 @@ def test_evaluate_results_counts_and_frame_policy():
     good = _result([obj[:7]], [0.5], [0])
     fp = _result([[40, 0, 0.5, 4.5, 1.8, 1.6, 0.0]], [0.95], [0])
     with pytest.raises(ValueError, match='1 results for 2 infos'):
-        evaluate_results(infos, [good], ['Sedan'])
-    _, legacy = evaluate_results(infos, [good, fp], ['Sedan'])
+        evaluate_results(infos, [good], ['Sedan'], box_convention=OLD)
+    _, legacy = evaluate_results(infos, [good, fp], ['Sedan'], box_convention=OLD)
     # legacy drops the GT-less frame with its false positive: 1 GT found -> 100/11
     assert legacy['kradar/Sedan_BEV_easy_strict'] == pytest.approx(100 / 11.)
     assert legacy['Sedan/3d@0.7'] == pytest.approx(100 / 11.)
-    _, fixed = evaluate_results(infos, [good, fp], ['Sedan'], protocol='fixed')
+    _, fixed = evaluate_results(infos, [good, fp], ['Sedan'], protocol='fixed', box_convention=OLD)
     assert fixed['Sedan/bev@0.7'] == pytest.approx(50.0)   # the FP (0.95) ranks above the hit
-    _, narrow = evaluate_results(infos, [good, fp], ['Sedan'], protocol='fixed', pcd_limit_range=(0, -6.4, -2, 30, 6.4, 6))
+    _, narrow = evaluate_results(infos, [good, fp], ['Sedan'], protocol='fixed', pcd_limit_range=(0, -6.4, -2, 30, 6.4, 6),
+                                 box_convention=OLD)
     assert narrow['Sedan/bev@0.7'] == pytest.approx(100.0)  # the FP at x=40 is outside the ROI
+
+
+def test_one_validation_for_both_paths():
+    """normalize_results (the mixin's path) and result_to_dt_anno (the converter) report the same problems
+    with the same words, naming results[i]."""
+    cases = [({'boxes_3d': np.ones((2, 5)), 'scores_3d': [1, 1], 'labels_3d': [0, 0]},
+              r'results\[1\]: boxes_3d must have shape \(N, 7\+\)'),
+             ({'boxes_3d': np.ones((2, 7)), 'scores_3d': [1], 'labels_3d': [0, 0]},
+              r'results\[1\]: scores_3d has 1 entries but boxes_3d has 2'),
+             ({'boxes_3d': np.ones((1, 7)), 'scores_3d': [np.inf], 'labels_3d': [0]},
+              r'results\[1\]: scores_3d\[0\] = inf is not finite'),
+             ({'boxes_3d': np.ones((1, 7)), 'scores_3d': [1], 'labels_3d': [0.5]},
+              r'results\[1\]: labels_3d must be integers'),
+             ({'boxes': np.ones((1, 7))}, r'results\[1\]: missing')]
+    ok = _result([[20, 1, 0.5, 4.5, 1.8, 1.6, 0.3]], [0.5], [0])
+    for bad, message in cases:
+        with pytest.raises(ValueError, match=message):
+            normalize_results([ok, bad])
+        with pytest.raises(ValueError, match=message):
+            result_to_dt_anno(bad, ('Sedan',), frame_index=1, box_convention=OLD)
+    flat = normalize_results([ok, {'boxes_3d': np.zeros((0, 9)), 'scores_3d': [], 'labels_3d': []}])
+    assert flat[0]['boxes_3d'].dtype == np.float64 and flat[0]['labels_3d'].dtype == np.int64
+    assert flat[1]['boxes_3d'].shape == (0, 9)
