@@ -21,22 +21,24 @@ from torch.utils.data import Dataset
 from mmdet.datasets.builder import DATASETS
 from mmdet.datasets.pipelines import Compose
 
+from kradar_plugin.evaluation.protocols import ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE
+
 from . import pipelines  # noqa: F401  (registers LoadKRadarTensor, LoadKRadarAnnotations, KRadarFormatBundle)
-from .kradar_eval_mixin import DEFAULT_AZI_LIMIT_RANGE, DEFAULT_PCD_LIMIT_RANGE, KRadarEvalMixin
+from .box_convention import LEGACY, info_annos_to_radar_boxes
+from .kradar_eval_mixin import KRadarEvalMixin
 
 REGISTERED_NAME = 'KRadarPluginDataset'
 _REQUIRED_ANNO_KEYS = ('name', 'location', 'dimensions', 'rotation_y', 'label_file')
 
 
 def annos_to_lidar_boxes(annos):
-    """(N, 7) float32 LiDAR boxes (x, y, z_bottom, dx=length, dy=width, dz=height, yaw) from EchoFusion annos
-    (location (-y, -z, x) of the box centre, dimensions (w, h, l), rotation_y = yaw in radians)."""
-    loc = np.asarray(annos['location'], dtype=np.float64).reshape(-1, 3)
-    dims = np.asarray(annos['dimensions'], dtype=np.float64).reshape(-1, 3)
-    yaw = np.asarray(annos['rotation_y'], dtype=np.float64).reshape(-1)
-    x, y, z_centre = loc[:, 2], -loc[:, 0], -loc[:, 1]
-    w, h, l = dims[:, 0], dims[:, 1], dims[:, 2]
-    return np.stack([x, y, z_centre - 0.5 * h, l, w, h, yaw], axis=1).astype(np.float32).reshape(-1, 7)
+    """(N, 7) float32 LiDAR boxes (x, y, z_bottom, dx=length, dy=width, dz=height, yaw=rotation_y) from
+    EchoFusion annos (location (-y, -z, x) of the box centre, dimensions (w, h, l), rotation_y in radians).
+    Sizes and yaw are those of mmdet3d 0.17.3's camera -> LiDAR conversion of these annos ('mmdet3d<1.0'),
+    whatever mmdet3d is installed; z is the true bottom."""
+    boxes = info_annos_to_radar_boxes(annos)
+    boxes[:, 2] -= 0.5 * boxes[:, 5]
+    return boxes.astype(np.float32)
 
 
 def load_infos(ann_file):
@@ -80,9 +82,15 @@ class KRadarDataset(KRadarEvalMixin, Dataset):
         results_dir: where ``evaluate`` saves the raw results when no ``pklfile_prefix`` is given.
         results_z_is_bottom: result boxes carry the bottom z (True: what this dataset's GT boxes teach a
             model) or the centre z (False: models trained on EchoFusion's conversion).
+
+    ``box_convention`` is fixed to 'mmdet3d<1.0': ``annos_to_lidar_boxes`` builds the GT boxes without
+    mmdet3d, with (l, w, h) sizes and yaw = rotation_y, so a model trained on them outputs that convention
+    under any installed mmdet3d, and ``evaluate`` always reads results with it.
     """
 
     CLASSES = ('Sedan',)
+    #: what this dataset's LiDAR boxes (and so its models' outputs) mean; see ``box_convention``
+    box_convention = LEGACY
 
     def __init__(self,
                  ann_file,
@@ -91,8 +99,8 @@ class KRadarDataset(KRadarEvalMixin, Dataset):
                  classes=None,
                  test_mode=False,
                  eval_protocol='legacy',
-                 pcd_limit_range=DEFAULT_PCD_LIMIT_RANGE,
-                 azi_limit_range=DEFAULT_AZI_LIMIT_RANGE,
+                 pcd_limit_range=ECHOFUSION_PCD_LIMIT_RANGE,
+                 azi_limit_range=ECHOFUSION_AZIMUTH_RANGE,
                  radar_key='sp_rdr_path',
                  results_dir=None,
                  results_z_is_bottom=True,
@@ -154,6 +162,12 @@ class KRadarDataset(KRadarEvalMixin, Dataset):
         names = np.asarray(annos['name']).reshape(-1)
         labels = np.array([self.CLASSES.index(n) if n in self.CLASSES else -1 for n in names], dtype=np.int64)
         return dict(gt_bboxes_3d=annos_to_lidar_boxes(annos), gt_labels_3d=labels, gt_names=names)
+
+    def evaluate(self, results, *args, **kwargs):
+        """``KRadarEvalMixin.evaluate`` with this dataset's fixed ``box_convention`` (an explicit
+        ``box_convention=`` keyword still wins)."""
+        kwargs.setdefault('box_convention', self.box_convention)
+        return super(KRadarDataset, self).evaluate(results, *args, **kwargs)
 
     def __getitem__(self, index):
         results = self.pipeline(self.get_data_info(index))

@@ -14,7 +14,7 @@ from mmcv.parallel import MMDataParallel
 from torch.utils.data import Dataset
 
 import kradar_plugin  # noqa: F401
-from kradar_plugin.datasets import demo_data
+from kradar_plugin.datasets import box_convention, demo_data
 from kradar_plugin.datasets.kradar_dataset import REGISTERED_NAME, KRadarDataset, annos_to_lidar_boxes
 from kradar_plugin.datasets.kradar_eval_mixin import KRadarEvalMixin, patch_dataset_evaluate
 from mmdet.apis import single_gpu_test
@@ -135,12 +135,12 @@ def test_inference_and_evaluate_end_to_end(cfg, val_results, tmp_path):
     assert len(saved) == 1 and saved[0] in log                    # default: next to the runner's log file
     assert 'Sedan AP@0.30' in log or 'AP@0.30' in log
     for key in ('pts_bbox/kradar/Sedan_BEV_easy_strict', 'pts_bbox/kradar/Sedan_3D_easy_loose',
-                'Sedan/bev@0.5', 'pts_bbox/Sedan/3d@0.7'):
+                'pts_bbox/Sedan/bev@0.5', 'pts_bbox/Sedan/3d@0.7'):
         assert key in metrics
     # the tiny model finds the demo's cars: high AP at IoU 0.3, lower at 0.7
-    assert metrics['Sedan/bev@0.3'] > 80
-    assert metrics['Sedan/bev@0.7'] < metrics['Sedan/bev@0.3']
-    assert metrics['pts_bbox/kradar/Sedan_BEV_easy_strict'] == pytest.approx(metrics['Sedan/bev@0.3'], abs=1e-3)
+    assert metrics['pts_bbox/Sedan/bev@0.3'] > 80
+    assert metrics['pts_bbox/Sedan/bev@0.7'] < metrics['pts_bbox/Sedan/bev@0.3']
+    assert metrics['pts_bbox/kradar/Sedan_BEV_easy_strict'] == pytest.approx(metrics['pts_bbox/Sedan/bev@0.3'], abs=1e-3)
     with open(osp.join(str(tmp_path), saved[0]), 'rb') as f:
         raw = pickle.load(f)
     assert len(raw) == len(ds) and isinstance(raw[0]['boxes_3d'], np.ndarray)
@@ -152,8 +152,22 @@ def test_perfect_detections_score_100(cfg, tmp_path):
     for protocol in ('legacy', 'fixed'):
         metrics = ds.evaluate(_sedan_gt_as_results(ds), protocol=protocol,
                               pklfile_prefix=str(tmp_path / protocol))
-        for key in ('Sedan/bev@0.3', 'Sedan/bev@0.7', 'Sedan/3d@0.7'):
+        for key in ('pts_bbox/Sedan/bev@0.3', 'pts_bbox/Sedan/bev@0.7', 'pts_bbox/Sedan/3d@0.7'):
             assert metrics[key] == pytest.approx(100.0, abs=1e-6), (protocol, key)
+
+
+def test_box_convention_is_fixed_whatever_mmdet3d_is_installed(cfg, val_results, tmp_path, monkeypatch):
+    """The demo's GT boxes are built without mmdet3d in 0.17.3's convention: its evaluate reads results that
+    way under any installed mmdet3d (the other reading scores differently, so the equality is not vacuous)."""
+    ds = build_dataset(cfg.data.val)
+    assert ds.box_convention == 'mmdet3d<1.0'
+    runs = []
+    for version in ('0.17.3', '1.0.0rc6', None):
+        monkeypatch.setattr(box_convention, 'installed_mmdet3d_version', lambda: version)
+        runs.append(ds.evaluate(val_results, pklfile_prefix=str(tmp_path / str(version))))
+    assert runs[0] == runs[1] == runs[2]
+    other = ds.evaluate(val_results, pklfile_prefix=str(tmp_path / 'other'), box_convention='mmdet3d>=1.0')
+    assert other['pts_bbox/Sedan/bev@0.7'] < runs[0]['pts_bbox/Sedan/bev@0.7'] - 10
 
 
 def test_both_layouts_and_box_objects_give_the_same_metrics(cfg, val_results, tmp_path):
@@ -176,12 +190,12 @@ def test_results_pickle_written_before_a_failing_evaluation(cfg, val_results, tm
     ds = build_dataset(cfg.data.val)
     bad = list(val_results)
     bad[7] = {'boxes_3d': torch.zeros(3, 5), 'scores_3d': torch.zeros(3), 'labels_3d': torch.zeros(3)}
-    with pytest.raises(ValueError, match=r'result 7: boxes_3d must have shape \(N, 7\+\)'):
+    with pytest.raises(ValueError, match=r'results\[7\]: boxes_3d must have shape \(N, 7\+\)'):
         ds.evaluate(bad, pklfile_prefix=str(tmp_path / 'bad'))
     with open(str(tmp_path / 'bad_results.pkl'), 'rb') as f:
         raw = pickle.load(f)
     assert len(raw) == 60 and raw[7]['boxes_3d'].shape == (3, 5)
-    with pytest.raises(ValueError, match='result 2: missing'):
+    with pytest.raises(ValueError, match=r'results\[2\]: missing'):
         ds.evaluate(val_results[:2] + [{'boxes': 1}] + val_results[3:], pklfile_prefix=str(tmp_path / 'b2'))
 
 
@@ -222,8 +236,10 @@ def test_mixin_and_registry_patch(cfg, val_results, tmp_path):
     class Mixed(KRadarEvalMixin, _ForeignKRadar):
         pass
 
-    # EchoFusion-style models output centre z: the mixin's default (results_z_is_bottom False)
-    assert Mixed(ann_file).evaluate(_with_centre_z(val_results), pklfile_prefix=str(tmp_path / 'm')) == ours
+    # EchoFusion-style models output centre z: the mixin's default (results_z_is_bottom False). The demo
+    # model's boxes are 0.17.3-style; a foreign dataset reads the installed mmdet3d's convention unless told.
+    assert Mixed(ann_file).evaluate(_with_centre_z(val_results), pklfile_prefix=str(tmp_path / 'm'),
+                                    box_convention='mmdet3d<1.0') == ours
 
     name = 'ForeignKRadarForTest'
     DATASETS.register_module(name=name, module=_ForeignKRadar, force=True)
@@ -231,7 +247,8 @@ def test_mixin_and_registry_patch(cfg, val_results, tmp_path):
     assert patch_dataset_evaluate(name) is patched                 # idempotent
     assert DATASETS.get(name) is patched and issubclass(patched, _ForeignKRadar)
     ds = build_dataset(dict(type=name, ann_file=ann_file))
-    assert ds.evaluate(_with_centre_z(val_results), pklfile_prefix=str(tmp_path / 'p')) == ours
+    assert ds.evaluate(_with_centre_z(val_results), pklfile_prefix=str(tmp_path / 'p'),
+                       box_convention='mmdet3d<1.0') == ours
     assert pickle.loads(pickle.dumps(ds)).data_infos[0]['image']['image_idx'] == ds.data_infos[0]['image']['image_idx']
     with pytest.raises(KeyError, match='NoSuchDataset'):
         patch_dataset_evaluate('NoSuchDataset')
