@@ -50,12 +50,12 @@ import sys
 
 import numpy as np
 
-from kradar_plugin.compat.versions import parse_version
+from kradar_plugin.compat.versions import BOX_CONVENTION_LEGACY as LEGACY
+from kradar_plugin.compat.versions import BOX_CONVENTION_V1 as REFACTORED
+from kradar_plugin.compat.versions import BOX_CONVENTIONS, mmdet3d_box_convention
 
-LEGACY = 'mmdet3d<1.0'
-REFACTORED = 'mmdet3d>=1.0'
-#: the accepted ``box_convention`` values (None means: the installed mmdet3d's)
-BOX_CONVENTIONS = (LEGACY, REFACTORED)
+# LEGACY = 'mmdet3d<1.0', REFACTORED = 'mmdet3d>=1.0': the accepted ``box_convention`` values (BOX_CONVENTIONS;
+# None means the installed mmdet3d's); mmdet3d_box_convention maps a version string to one of them.
 #: without mmdet3d installed: EchoFusion's pin (mmdet3d 0.17.3)
 CONVENTION_WITHOUT_MMDET3D = LEGACY
 
@@ -77,15 +77,6 @@ def check_box_convention(box_convention, allow_none=True):
         return box_convention
     raise ValueError('box_convention={!r} is not one of {}{}'.format(
         box_convention, list(BOX_CONVENTIONS), ' or None (the installed mmdet3d\'s)' if allow_none else ''))
-
-
-def convention_of_mmdet3d_version(version):
-    """'mmdet3d<1.0' for mmdet3d < 1.0 (0.17.3), 'mmdet3d>=1.0' for 1.0 and its pre-releases (1.0.0rc0 ..
-    1.0.0rc6, where the coordinate refactor landed) and later; None when ``version`` is None or unparseable."""
-    v = parse_version(version)
-    if v is None:
-        return None
-    return REFACTORED if v.part(0) >= 1 else LEGACY
 
 
 _VERSION_ASSIGN = re.compile(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", re.M)
@@ -130,7 +121,7 @@ def installed_mmdet3d_version():
 def installed_box_convention():
     """The installed mmdet3d's convention; 'mmdet3d<1.0' without mmdet3d (EchoFusion's pin is 0.17.3) or
     with a version that cannot be parsed."""
-    return convention_of_mmdet3d_version(installed_mmdet3d_version()) or CONVENTION_WITHOUT_MMDET3D
+    return mmdet3d_box_convention(installed_mmdet3d_version()) or CONVENTION_WITHOUT_MMDET3D
 
 
 def resolve_box_convention(box_convention=None):
@@ -204,7 +195,7 @@ def convention_mismatch_message(in_use, recorded_version, source='the checkpoint
     ``recorded_mmdet3d_version(checkpoint)``) implies the other convention than ``in_use`` (a convention
     name, or None for the installed mmdet3d's). An unknown or unparseable ``recorded_version`` gives None."""
     in_use = resolve_box_convention(in_use)
-    recorded = convention_of_mmdet3d_version(recorded_version)
+    recorded = mmdet3d_box_convention(recorded_version)
     if recorded is None or recorded == in_use:
         return None
     return ('K-Radar evaluation reads the result boxes with box_convention={!r}, but {} records mmdet3d {}, '

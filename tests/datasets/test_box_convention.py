@@ -58,14 +58,6 @@ def _infos(yaws, seed=0):
     return [cases.info(f) for f in cases.frames(cases.objects(yaws, seed))]
 
 
-def test_version_table():
-    table = {'0.17.3': bc.LEGACY, 'v0.17.1': bc.LEGACY, '0.18.1': bc.LEGACY, '1.0.0rc0': bc.REFACTORED,
-             '1.0.0rc6': bc.REFACTORED, '1.0.0rc4+cu113': bc.REFACTORED, '1.1.0': bc.REFACTORED,
-             '1.4.0': bc.REFACTORED, None: None, 'not a version': None}
-    for version, expected in table.items():
-        assert bc.convention_of_mmdet3d_version(version) == expected, version
-
-
 def test_bad_box_convention_names_option_and_values():
     result = {'boxes_3d': np.zeros((0, 7)), 'scores_3d': [], 'labels_3d': []}
     for call in (lambda: result_to_dt_anno(result, ('Sedan',), box_convention='0.17.3'),

@@ -15,7 +15,7 @@ from kradar_plugin.datasets import box_convention as bc  # noqa: E402
 from kradar_plugin.datasets.kradar_format import evaluate_results, result_to_dt_anno  # noqa: E402
 from tests.datasets import convention_cases as cases  # noqa: E402
 
-INSTALLED = bc.convention_of_mmdet3d_version(mmdet3d.__version__)
+INSTALLED = bc.mmdet3d_box_convention(mmdet3d.__version__)
 THRESHOLDS = ('0.3', '0.5', '0.7')
 needs_refactored = pytest.mark.skipif(INSTALLED != bc.REFACTORED,
                                       reason='needs mmdet3d >= 1.0.0rc0, found ' + mmdet3d.__version__)
