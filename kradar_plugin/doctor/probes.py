@@ -477,16 +477,23 @@ def gather(quick=False, skip=()):
             want.add('torch')
         if (facts.get('mmcv-full') or facts.get('mmcv')) and 'mmcv' not in skip:
             want.add('mmcv')
-        facts.update(framework_probe(want))
+        packages = set(p for p, _ in IMPORT_MODULES if facts.get(p) or (p == 'mmcv' and (
+            facts.get('mmcv-full') or facts.get('mmcv-lite'))))
         if 'imports' in skip:
-            facts['imports-skipped'] = 'assumed versions are judged, not the installed packages'
-        else:
-            packages = set(p for p, _ in IMPORT_MODULES if facts.get(p) or (p == 'mmcv' and (
-                facts.get('mmcv-full') or facts.get('mmcv-lite'))))
-            if packages:
-                facts.update(import_probe(packages))
-            else:
-                facts['imports-skipped'] = 'no OpenMMLab package installed'
+            packages, facts['imports-skipped'] = set(), 'assumed versions are judged, not the installed packages'
+        elif not packages:
+            facts['imports-skipped'] = 'no OpenMMLab package installed'
+        # The two probe interpreters run side by side: each spends most of its time importing torch & co.
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            framework = pool.submit(framework_probe, want)
+            imported = pool.submit(import_probe, packages) if packages else None
+            found = [framework.result()] + ([imported.result()] if imported is not None else [])
+        errors = [f.pop('probe-error') for f in found if f.get('probe-error')]
+        for f in found:
+            facts.update(f)
+        if errors:
+            facts['probe-error'] = '; '.join(errors)
     else:
         facts['imports-skipped'] = 'not probed in quick mode (kradar-doctor without --quick imports them)'
     return facts
