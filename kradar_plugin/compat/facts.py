@@ -461,9 +461,9 @@ def box_convention_findings(checkpoint_mmdet3d, installed_mmdet3d, inferred_from
                             "convention changed in %s: LiDAR sizes (w,l,h)->(l,w,h), yaw -> camera -yaw-pi/2): "
                             "read under the installed convention, its boxes get swapped sizes and a wrong yaw"
                     % (trained, ckpt, installed_mmdet3d, here, BOX_CONVENTION_CHANGED_IN),
-                    "evaluate with box_convention='%s' on the K-Radar dataset (e.g. --cfg-options "
-                    "data.test.box_convention='%s' data.val.box_convention='%s'), or install mmdet3d of the "
-                    "checkpoint's convention" % (ckpt, ckpt, ckpt))]
+                    "evaluate with box_convention='%s' (dataset.evaluate keyword: evaluation=dict(..., "
+                    "box_convention='%s') in the config, i.e. --cfg-options \"evaluation.box_convention=%s\"), or "
+                    "install an mmdet3d of the checkpoint's convention" % (ckpt, ckpt, ckpt))]
 
 
 # yapf 0.40.2 removed FormatCode(verify=...); mmcv Config.pretty_text (cfg.dump() in tools/train.py) passes
