@@ -5,7 +5,9 @@ LIGHT     ?= .venv-light
 GPUS      ?= 2
 CORE_TESTS = tests/ops tests/evaluation tests/doctor tests/test_py37_syntax.py tests/test_import_light.py
 
-.PHONY: env env-light demo test test-full test-light bench doctor clean
+.PHONY: env env-light demo demo-tiny test test-full test-light bench doctor clean
+PROJECT    = examples/echofusion_project
+PROJECT_CFG = projects/configs/kradar/pointpillars_kradar_radar.py
 
 env:
 	@PYTHON=$(PY) tools/setup_env.sh full $(VENV)
@@ -13,8 +15,16 @@ env:
 env-light:
 	@PYTHON=$(PY) tools/setup_env.sh light $(LIGHT)
 
-## The main job: eval-only launch of the demo on CPU with 2 gloo processes; prints the K-Radar AP table.
+## The main job: eval-only launch of the EchoFusion-shaped project (real mmdet3d detector, 2 gloo processes on
+## CPU), from the project's own directory; prints the legacy K-Radar table, then fixed vs legacy side by side.
 demo: env
+	@$(VENV)/bin/python tools/create_demo_data.py --out $(PROJECT)/data/kradar
+	@cd $(PROJECT) && PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(CURDIR)/tools/dist_train.sh $(PROJECT_CFG) $(GPUS) \
+		--eval-only --work-dir work_dirs/demo
+	@$(VENV)/bin/python tools/demo_summary.py $(PROJECT)/work_dirs/demo $(PROJECT)/data/kradar/kradar_infos_val.pkl
+
+## The earlier, smaller demo: kradar_plugin's own dataset and a tiny detector (no mmdet3d).
+demo-tiny: env
 	@$(VENV)/bin/python tools/create_demo_data.py --out data/demo
 	@PATH=$(CURDIR)/$(VENV)/bin:$$PATH tools/dist_train.sh configs/kradar/demo_eval_only.py $(GPUS) --eval-only
 
@@ -36,4 +46,4 @@ doctor: env
 	$(VENV)/bin/kradar-doctor
 
 clean:
-	rm -rf $(VENV) $(LIGHT) work_dirs data/demo
+	rm -rf $(VENV) $(LIGHT) work_dirs data/demo $(PROJECT)/work_dirs $(PROJECT)/data

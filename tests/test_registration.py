@@ -62,3 +62,22 @@ def test_components_are_registered_when_frameworks_import():
     ''')
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == 'True True True 0'
+
+
+@pytest.mark.parametrize('variable', ['KRADAR_EVAL_ONLY', 'KRADAR_EVAL_FIRST', 'KRADAR_EVAL_SAMPLES'])
+def test_eval_switch_with_a_broken_runner_adapter_stops_the_import(variable):
+    """A config's custom_imports of kradar_plugin must fail (and so stop the run) rather than let a job that
+    asked for eval-only train silently because the switch could not be installed."""
+    proc = run('''
+        import kradar_plugin  # what mmcv's custom_imports does when the config loads
+        print('LOADED')
+    ''', pythonpath=[BROKEN_MMCV], **{variable: '3' if variable.endswith('SAMPLES') else '1'})
+    assert proc.returncode != 0 and 'LOADED' not in proc.stdout
+    assert 'SwitchUnavailableError' in proc.stderr, proc.stderr[-2000:]
+    assert variable in proc.stderr and "No module named 'mmcv._ext'" in proc.stderr
+
+
+def test_eval_switch_off_with_a_broken_runner_adapter_only_warns():
+    proc = run('import kradar_plugin; print("OK")', pythonpath=[BROKEN_MMCV], KRADAR_EVAL_ONLY='0')
+    assert proc.returncode == 0 and proc.stdout.strip() == 'OK', proc.stderr
+    assert 'RegistrationWarning' in proc.stderr

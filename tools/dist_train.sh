@@ -31,7 +31,9 @@ if [ "${RANK_PREFIX:-0}" = 1 ]; then
     LAUNCH_EXTRA=(--tee 3)
 fi
 
-PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 \
+# this repository and the working directory on the path: a project's custom_imports (e.g.
+# 'projects.mmdet3d_plugin') must import when the config loads, as with mmdet3d's own dist_train.sh
+PYTHONPATH="$ROOT:$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 \
 exec "$PYTHON" -m torch.distributed.run \
     --nnodes="$NNODES" \
     --node_rank="$NODE_RANK" \

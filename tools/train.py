@@ -26,7 +26,9 @@ from mmcv import Config, DictAction
 from mmcv.runner import get_dist_info, init_dist
 from torch.distributed.elastic.multiprocessing.errors import record
 
-sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
+# the working directory first (a project's `custom_imports = ['projects.mmdet3d_plugin', ...]` must import
+# when the config loads, as mmdet3d's dist_train.sh arranges with its repository root), then this repository
+sys.path[:0] = [p for p in (os.getcwd(), osp.dirname(osp.dirname(osp.abspath(__file__)))) if p not in sys.path]
 import kradar_plugin  # noqa: E402,F401  (registers the dataset, models, runner switch; CPU support)
 from kradar_plugin.runner import EvalOnlyRunnerConstructor, normalize_dist_params  # noqa: E402
 from kradar_plugin.runner.failfast import wait_if_peer_failure  # noqa: E402
@@ -50,6 +52,9 @@ else:
     mmdet3d_version = None
 from mmdet import __version__ as mmdet_version  # noqa: E402
 from mmdet.apis import set_random_seed  # noqa: E402
+from kradar_plugin.runner.cpu_dist import install_cpu_support  # noqa: E402
+
+install_cpu_support()  # no-op with CUDA; on a CPU machine also covers mmdet3d's train functions imported above
 
 OUR_CONSTRUCTOR = EvalOnlyRunnerConstructor.__name__
 
@@ -110,7 +115,6 @@ def import_plugin_dir(cfg, config_path):
         return
     plugin_dir = cfg.get('plugin_dir', None) or osp.dirname(config_path)
     module_path = osp.normpath(plugin_dir).replace(os.sep, '.').strip('.')
-    sys.path.insert(0, os.getcwd())
     importlib.import_module(module_path)
 
 
@@ -211,7 +215,12 @@ def run(argv=None):
     cfg.dump(osp.join(cfg.work_dir, osp.basename(args.config)))
     timestamp = time.strftime('%Y%m%d_%H%M%S', time.localtime())
     log_file = osp.join(cfg.work_dir, '{}.log'.format(timestamp))
-    logger = get_root_logger(log_file=log_file, log_level=cfg.log_level)
+    # name='mmdet' as mmdet3d's own tools/train.py: mmdet's runner, hooks and the datasets' evaluate log to the
+    # 'mmdet' logger, and only its handlers write work_dir/<timestamp>.log (mmdet3d's default name would
+    # leave the runner's lines and the AP table out of the log file)
+    logger_name = 'mmseg' if HAS_MMDET3D and cfg.model.type in ('EncoderDecoder3D',) else 'mmdet'
+    logger = (get_root_logger(log_file=log_file, log_level=cfg.log_level, name=logger_name) if HAS_MMDET3D
+              else get_root_logger(log_file=log_file, log_level=cfg.log_level))
 
     meta = dict()
     env_info = '\n'.join('{}: {}'.format(k, v) for k, v in collect_env().items())

@@ -41,10 +41,14 @@ import numpy as np
 
 from .result_io import normalize_results, write_results_pickle
 
-DEFAULT_PCD_LIMIT_RANGE = (0.0, -6.4, -2.0, 72.0, 6.4, 6.0)
-DEFAULT_AZI_LIMIT_RANGE = (-50.0, 50.0)
-# keyword arguments that EchoFusion/mmdet3d callers pass and that have no meaning here
-_IGNORED_KWARGS = ('show', 'out_dir', 'pipeline', 'jsonfile_prefix')
+from kradar_plugin.evaluation.protocols import (ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE,
+                                                PROTOCOL_FIELDS)
+
+# EchoFusion's evaluation ROI, the defaults when the dataset sets none (one home: evaluation.protocols)
+DEFAULT_PCD_LIMIT_RANGE = ECHOFUSION_PCD_LIMIT_RANGE
+DEFAULT_AZI_LIMIT_RANGE = ECHOFUSION_AZIMUTH_RANGE
+#: result branches evaluated, and the metrics of each (EchoFusion: 2D only for image branches)
+RESULT_BRANCHES = (('pts_bbox', ('bbox', 'bev', '3d')), ('img_bbox', ('bbox',)))
 
 
 def _print_log(msg, logger=None, level=logging.INFO):
@@ -103,72 +107,121 @@ class KRadarEvalMixin(object):
             k += 1
         return path
 
-    @staticmethod
-    def _kradar_flat_metrics(metrics):
-        """EchoFusion's keys under 'pts_bbox/' (4 decimals, as EchoFusion rounds), then the unambiguous
-        keys (those not in EchoFusion's 'kradar/...' family) also without the prefix."""
-        flat = {}
-        for key, value in metrics.items():
-            flat['pts_bbox/' + key] = float('{:.4f}'.format(float(value)))
-        for key, value in metrics.items():
-            if not key.startswith('kradar/') and key not in flat:
-                flat[key] = float(value)
-        return flat
-
     # ---- the evaluate() hook that mmcv/mmdet eval hooks call ----
     def evaluate(self, results, metric=None, logger=None, pklfile_prefix=None, submission_prefix=None,
-                 protocol=None, **kwargs):
+                 show=False, out_dir=None, pipeline=None, protocol=None, **kwargs):
         """Evaluate per-frame results against ``self.data_infos`` with the K-Radar evaluator.
 
-        ``results``: one entry per frame of ``self.data_infos``, ``{'pts_bbox': {...}}`` or ``{'boxes_3d',
-        'scores_3d', 'labels_3d'}`` (LiDAR boxes x, y, z_bottom, dx, dy, dz, yaw). The raw results are pickled
-        first (``<pklfile_prefix>_results.pkl``, else under ``results_dir``, the logger's work dir or the
-        temp dir) and the path is logged, so a failing evaluation loses nothing. ``protocol``: 'legacy',
-        'revised' or 'fixed' (default ``self.eval_protocol``). Extra keyword arguments accepted by
-        ``kradar_format.evaluate_results`` are passed on. Returns the flat metric dict."""
+        The signature is EchoFusion's ``evaluate`` plus ``protocol`` and the evaluator's options, so mmcv's
+        ``EvalHook`` can pass everything an EchoFusion config's ``evaluation`` dict holds (``pipeline=...``
+        included). ``results``: one entry per frame of ``self.data_infos``, ``{'pts_bbox': {...}}`` (plus an
+        optional ``'img_bbox'`` branch, evaluated in 2D like EchoFusion does) or ``{'boxes_3d', 'scores_3d',
+        'labels_3d'}``. The raw results are pickled first (``<pklfile_prefix>_results.pkl``, else under
+        ``results_dir``, the logger's work dir or the temp dir) and the path is logged, so a failing
+        evaluation loses nothing. With ``pklfile_prefix``/``submission_prefix`` on an mmdet3d ``KittiDataset``
+        (EchoFusion's base class), its ``format_results`` also writes what EchoFusion writes there
+        (``<prefix>pts_bbox.pkl`` and KITTI text files). ``protocol``: 'legacy', 'revised' or 'fixed' (default
+        ``self.eval_protocol``); other keywords: ``kradar_format.evaluate_results`` options and protocol
+        settings; anything else is ignored with one warning. ``show``/``out_dir``/``pipeline`` go to
+        ``self.show`` as in EchoFusion. Returns ``{'<branch>/<metric key>': value}``."""
         path = self._kradar_results_path(pklfile_prefix, logger)
         write_results_pickle(list(results), path)
         _print_log('K-Radar evaluation: raw results of {} frames saved to {}'.format(len(results), path),
                    logger=logger)
         protocol = protocol or getattr(self, 'eval_protocol', None) or 'legacy'
-        infos = self.data_infos
         ann_file = getattr(self, 'ann_file', None) or '<info pickle>'
         try:
-            if len(results) != len(infos):
-                raise ValueError(
-                    '{} results for {} frames in data_infos: distributed results were duplicated or truncated, '
-                    'or the dataset was sliced after inference'.format(len(results), len(infos)))
-            flat_results = normalize_results(results)
-            from kradar_plugin.datasets.kradar_format import evaluate_results
-            pcd, azi = self._kradar_limits()
-            call_kwargs = self._kradar_eval_kwargs(evaluate_results, kwargs, logger)
-            call_kwargs.setdefault('dt_z_is_bottom', bool(getattr(self, 'results_z_is_bottom', False)))
-            result_str, metrics = evaluate_results(
-                infos, flat_results, list(self.CLASSES), protocol=protocol,
-                pcd_limit_range=pcd, azi_limit_range=azi, **call_kwargs)
+            flat = self._kradar_evaluate(results, protocol, logger, kwargs)
+            self._kradar_echofusion_outputs(results, pklfile_prefix, submission_prefix, logger)
         except Exception:
             _print_log('K-Radar evaluation failed; the results are kept in {}. Re-run offline with:\n'
                        '  kradar-eval --infos {} --results {} --classes {} --protocol {}'.format(
                            path, ann_file, path, ' '.join("'{}'".format(c) for c in self.CLASSES), protocol),
                        logger=logger, level=logging.ERROR)
             raise
-        _print_log('K-Radar evaluation ({} protocol):\n{}'.format(protocol, result_str), logger=logger)
-        return self._kradar_flat_metrics(metrics)
+        if show and hasattr(self, 'show'):
+            self.show(results, out_dir, pipeline=pipeline)
+        return flat
+
+    def _kradar_evaluate(self, results, protocol, logger, kwargs):
+        from kradar_plugin.datasets.kradar_format import evaluate_results
+        infos = self.data_infos
+        if len(results) != len(infos):
+            raise ValueError(
+                '{} results for {} frames in data_infos: distributed results were duplicated or truncated, '
+                'or the dataset was sliced after inference'.format(len(results), len(infos)))
+        pcd, azi = self._kradar_limits()
+        call_kwargs = self._kradar_eval_kwargs(evaluate_results, kwargs, logger)
+        call_kwargs.setdefault('dt_z_is_bottom', bool(getattr(self, 'results_z_is_bottom', False)))
+        call_kwargs.setdefault('box_convention', getattr(self, 'box_convention', None))
+        self._kradar_log_notes(protocol, call_kwargs['box_convention'], logger)
+        flat = {}
+        for branch, eval_types in self._kradar_branches(results):
+            frames = [r[branch] if isinstance(r, dict) and branch in r else r for r in results]
+            result_str, metrics = evaluate_results(
+                infos, normalize_results(frames), list(self.CLASSES), protocol=protocol, eval_types=eval_types,
+                pcd_limit_range=pcd, azi_limit_range=azi, **call_kwargs)
+            _print_log('K-Radar evaluation of {} ({} protocol):\n{}'.format(branch, protocol, result_str),
+                       logger=logger)
+            for key, value in metrics.items():
+                # 4 decimals, as EchoFusion rounds its metric dict
+                flat['{}/{}'.format(branch, key)] = float('{:.4f}'.format(float(value)))
+        return flat
+
+    def _kradar_log_notes(self, protocol, box_convention, logger):
+        """Once per evaluation: where legacy can differ from EchoFusion's own numbers, and a warning when the
+        loaded checkpoint (meta set by the runner adapter) was trained under the other box convention."""
+        from kradar_plugin.datasets.box_convention import (convention_mismatch_message, recorded_mmdet3d_version,
+                                                           resolve_box_convention)
+        from kradar_plugin.evaluation.protocols import LEGACY_DIFFERENCE_NOTE
+        if protocol == 'legacy':
+            _print_log(LEGACY_DIFFERENCE_NOTE, logger=logger)
+        meta = getattr(self, 'kradar_checkpoint_meta', None)
+        recorded = recorded_mmdet3d_version(meta) if meta is not None else None
+        message = convention_mismatch_message(box_convention, recorded) if recorded else None
+        _print_log('K-Radar evaluation: result boxes read with box_convention={!r}'.format(
+            resolve_box_convention(box_convention)), logger=logger)
+        if message:
+            _print_log(message, logger=logger, level=logging.WARNING)
 
     @staticmethod
-    def _kradar_eval_kwargs(func, kwargs, logger):
-        try:
-            params = inspect.signature(func).parameters
-        except (TypeError, ValueError):
-            return dict(kwargs)
-        if any(p.kind == p.VAR_KEYWORD for p in params.values()):
-            return dict(kwargs)
-        accepted = {k: v for k, v in kwargs.items() if k in params}
-        dropped = sorted(k for k in kwargs if k not in params and k not in _IGNORED_KWARGS)
+    def _kradar_branches(results):
+        """(branch, eval types) to evaluate: the branches the first frame carries; plain result dicts are
+        the 'pts_bbox' branch."""
+        first = results[0] if len(results) else {}
+        present = [(name, types) for name, types in RESULT_BRANCHES if isinstance(first, dict) and name in first]
+        return present or [RESULT_BRANCHES[0]]
+
+    def _kradar_echofusion_outputs(self, results, pklfile_prefix, submission_prefix, logger):
+        """EchoFusion's side outputs: mmdet3d's KITTI-format pickle (and text files) of the detections."""
+        if pklfile_prefix is None and submission_prefix is None:
+            return
+        if not (hasattr(self, 'format_results') and hasattr(self, 'bbox2result_kitti')):
+            _print_log('pklfile_prefix/submission_prefix: the KITTI-format outputs need an mmdet3d '
+                       'KittiDataset; only the raw results were written', logger=logger, level=logging.WARNING)
+            return
+        prefix = str(pklfile_prefix) if pklfile_prefix is not None else None
+        if prefix and prefix.endswith('.pkl'):
+            prefix = prefix[:-len('.pkl')]
+        pts_only = [{'pts_bbox': r['pts_bbox']} if isinstance(r, dict) and 'pts_bbox' in r else r
+                    for r in results]
+        _, tmp_dir = self.format_results(pts_only, prefix, submission_prefix)
+        if tmp_dir is not None:
+            tmp_dir.cleanup()
+
+    def _kradar_eval_kwargs(self, func, kwargs, logger):
+        """The keywords ``func`` (``evaluate_results``) and the protocol table accept; the others (options
+        of other evaluators an ``evaluation`` dict may carry) are dropped with one warning."""
+        params = inspect.signature(func).parameters
+        named = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        reserved = ('infos', 'results', 'class_names', 'protocol', 'eval_types', 'pcd_limit_range',
+                    'azi_limit_range')
+        known = set(n for n in named if n not in reserved) | set(PROTOCOL_FIELDS)
+        dropped = sorted(k for k in kwargs if k not in known)
         if dropped:
-            _print_log('K-Radar evaluation ignores unknown evaluation options {}'.format(dropped),
-                       logger=logger, level=logging.WARNING)
-        return accepted
+            _print_log('K-Radar evaluation ignores the evaluation options {} (not options of this '
+                       'evaluator)'.format(dropped), logger=logger, level=logging.WARNING)
+        return {k: v for k, v in kwargs.items() if k in known}
 
 
 def _dataset_registries():

@@ -44,11 +44,27 @@ class EvalOnlyRunnerConstructor(object):
 
     def __call__(self):
         runner = self._build_runner()
+        _record_checkpoint_meta(runner)
         runner.register_hook(EvalOnlyHook(self.mode, self.eval_samples), priority='LOWEST')
         if self.mode != 'off' or self.eval_samples is not None:
             runner.logger.info('kradar_plugin: eval_mode=%s, eval_samples=%s', self.mode,
                                self.eval_samples if self.eval_samples is not None else 'all')
         return runner
+
+
+def _record_checkpoint_meta(runner):
+    """Keep the ``meta`` of the checkpoint the runner loads (``load_from``/``resume_from`` both go through
+    ``runner.load_checkpoint``) as ``runner.kradar_checkpoint_meta``: the evaluation compares the mmdet3d
+    version it records with the box convention in use."""
+    load = runner.load_checkpoint
+
+    def load_checkpoint(*args, **kwargs):
+        checkpoint = load(*args, **kwargs)
+        if isinstance(checkpoint, dict) and isinstance(checkpoint.get('meta'), dict):
+            runner.kradar_checkpoint_meta = checkpoint['meta']
+        return checkpoint
+
+    runner.load_checkpoint = load_checkpoint
 
 
 class EnvSwitchRunnerConstructor(EvalOnlyRunnerConstructor):

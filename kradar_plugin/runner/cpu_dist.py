@@ -7,13 +7,16 @@ Out of the box these frameworks cannot run distributed on CPU:
 - mmcv ``MMDistributedDataParallel`` without ``device_ids`` passes ``DataContainer``s to the model
   unscattered;
 - ``collect_results_cpu(..., tmpdir=None)`` broadcasts the temporary directory through a CUDA tensor
-  (mmdet's ``collect_results_gpu`` is CUDA-only too).
+  (mmdet's ``collect_results_gpu`` is CUDA-only too);
+- mmdet3d (0.17.x..1.0.0rcN) ``apis.train.train_detector``/``train_segmentor`` call ``model.cuda()`` and
+  ``torch.cuda.current_device()`` unconditionally.
 
 ``install_cpu_support()`` replaces exactly these entry points, and only when ``torch.cuda.is_available()``
 is False, so a GPU run keeps the standard code path (mmcv's init at import; the others when a distributed
 CPU run initialises). ``install_timeout_support()`` (always) converts a numeric ``dist_params.timeout``
 (seconds) into the ``timedelta`` torch requires; it touches nothing else.
 """
+import contextlib
 import functools
 import importlib
 import os
@@ -172,6 +175,73 @@ def _warn_once(message):
         warnings.warn('kradar_plugin: ' + message)
 
 
+# --------------------------------------------------------------------------------------- mmdet3d apis
+class _CudaWithoutDevice(object):
+    """``torch.cuda`` as seen by mmdet3d's train functions on a CPU machine: ``current_device()`` gives 0
+    (only used for DDP ``device_ids``, which the CPU DDP ignores); everything else is torch.cuda."""
+
+    @staticmethod
+    def current_device():
+        return 0
+
+    def __getattr__(self, name):
+        import torch
+        return getattr(torch.cuda, name)
+
+
+class _TorchWithoutDevice(object):
+    """``torch`` with :class:`_CudaWithoutDevice` as ``cuda``; everything else is torch."""
+    cuda = _CudaWithoutDevice()
+
+    def __getattr__(self, name):
+        import torch
+        return getattr(torch, name)
+
+
+def _ddp_without_device_ids(module, *args, **kwargs):
+    kwargs.pop('device_ids', None)
+    kwargs.pop('output_device', None)
+    return cpu_ddp_class()(module.cpu(), *args, **kwargs)
+
+
+@contextlib.contextmanager
+def _cpu_view(module, model):
+    """While mmdet3d's train function runs: ``model.cuda(...)`` returns the model (on this instance only),
+    and the train module sees a CPU DDP and a ``torch.cuda.current_device()`` that does not need a GPU."""
+    saved = {name: module.__dict__.get(name) for name in ('torch', 'MMDistributedDataParallel')}
+    module.torch = _TorchWithoutDevice()
+    module.MMDistributedDataParallel = _ddp_without_device_ids
+    model.cuda = lambda *args, **kwargs: model
+    try:
+        yield
+    finally:
+        del model.cuda
+        for name, value in saved.items():
+            setattr(module, name, value)
+
+
+def install_mmdet3d_cpu_support():
+    """Make mmdet3d's ``train_detector``/``train_segmentor`` (what ``train_model`` calls) run on a machine
+    without CUDA; called when mmdet3d's ``apis.train`` is already imported (scripts import it before the
+    config's ``custom_imports``). Returns True if installed. GPU machines never get here."""
+    module = sys.modules.get('mmdet3d.apis.train')
+    if module is None or getattr(module, '_kradar_cpu', False):
+        return module is not None
+
+    def make(original):
+        @functools.wraps(original)
+        def train_on_cpu(model, *args, **kwargs):
+            with _cpu_view(module, model):
+                return original(model, *args, **kwargs)
+        return train_on_cpu
+
+    for name in ('train_detector', 'train_segmentor'):
+        if hasattr(module, name):
+            _replace_everywhere('mmdet3d.apis.train', name, make)
+    module._kradar_cpu = True
+    return True
+
+
 # --------------------------------------------------------------------------------------- install
 def install_cpu_support(force=False):
     """On a machine without CUDA (or with ``force``), replace mmcv's ``_init_dist_pytorch`` by the CPU one.
@@ -181,6 +251,7 @@ def install_cpu_support(force=False):
     ``install_distributed_cpu_patches()``. Returns True if installed."""
     import torch
     if _INSTALLED['cpu']:
+        install_mmdet3d_cpu_support()  # mmdet3d's apis may have been imported since
         return True
     if torch.cuda.is_available() and not force:
         return False
@@ -189,6 +260,7 @@ def install_cpu_support(force=False):
         if not getattr(mod._init_dist_pytorch, '_kradar_cpu', False):
             _init_dist_pytorch_cpu._kradar_cpu = True
             mod._init_dist_pytorch = _init_dist_pytorch_cpu
+    install_mmdet3d_cpu_support()
     _INSTALLED['cpu'] = True
     return True
 
@@ -230,6 +302,7 @@ def install_distributed_cpu_patches():
         return build_ddp
 
     _replace_everywhere('mmdet.utils.util_distribution', 'build_ddp', make_build_ddp)
+    install_mmdet3d_cpu_support()
     for name in ('mmcv.engine.test', 'mmdet.apis.test'):
         _replace_everywhere(name, 'collect_results_cpu', _wrap_collect_cpu)
     for name in ('mmcv.engine.test', 'mmdet.apis.test'):

@@ -133,6 +133,9 @@ def guard_eval_hook(hook):
         path = save_results(results, runner, results_tag(runner, hook.by_epoch))
         hook.last_results_file = path
         runner.logger.info('%d predictions saved to %s before dataset.evaluate', len(results), path)
+        meta = getattr(runner, 'kradar_checkpoint_meta', None)
+        if meta is not None:  # the loaded checkpoint's meta: its mmdet3d version tells the box convention
+            dataset.kradar_checkpoint_meta = meta
         try:
             return evaluate(runner, results)
         except Exception:

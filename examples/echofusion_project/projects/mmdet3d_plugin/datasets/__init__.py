@@ -1,0 +1,3 @@
+from .kradar_dataset import KRadarDataset
+
+__all__ = ['KRadarDataset']

@@ -1,0 +1,3 @@
+from .loading import LoadKRadarPointsFromBEV
+
+__all__ = ['LoadKRadarPointsFromBEV']

@@ -1,0 +1,3 @@
+from .evaluate_kradar import kradar_eval
+
+__all__ = ['kradar_eval']

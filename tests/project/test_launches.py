@@ -1,0 +1,171 @@
+"""Every documented way into eval-only / eval-first / eval-samples, launched from the EchoFusion-shaped
+project's own directory with real torchrun (gloo, CPU), real mmdet3d 1.0.0rc6 (`train_model`, `KittiDataset`,
+`MVXFasterRCNN`), real mmcv hooks: our tools/dist_train.sh, mmdet3d's own unmodified tools/train.py (the copy
+shipped in the mmdet3d package), the environment switch, and the registry patch of the project's dataset."""
+import glob
+import os.path as osp
+import pickle
+import socket
+import subprocess
+import sys
+import time
+
+import mmdet3d
+import pytest
+import torch
+
+from tests.runner.launch_utils import HARD_LIMIT_S, Job, job_env
+
+from .conftest import CONFIG, ROOT, VAL_FRAMES
+
+MMDET3D_TRAIN = osp.join(osp.dirname(mmdet3d.__file__), '.mim', 'tools', 'train.py')
+PREFIX = 'pts_bbox/kradar/Sedan_'
+
+
+def launch(cmd, project_dir, work_dir, env=None):
+    start = time.time()
+    proc = subprocess.run(cmd, cwd=str(project_dir), env=job_env(env), stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, timeout=HARD_LIMIT_S * 2)
+    return Job(proc.returncode, proc.stdout.decode('utf-8', 'replace'), time.time() - start, str(work_dir))
+
+
+def ours(project_dir, work_dir, nproc, *flags, config=CONFIG, env=None):
+    """Our tools/dist_train.sh, run from the project directory (as EchoFusion's README runs its own)."""
+    cmd = ['bash', osp.join(ROOT, 'tools', 'dist_train.sh'), config, str(nproc), '--work-dir', str(work_dir)]
+    return launch(cmd + list(flags), project_dir, work_dir, env)
+
+
+def mmdet3d_script(project_dir, work_dir, nproc, *flags, config=CONFIG, env=None):
+    """mmdet3d's unmodified tools/train.py under torchrun, with the project root on PYTHONPATH as mmdet3d's
+    dist_train.sh puts its repository root there."""
+    s = socket.socket()
+    s.bind(('127.0.0.1', 0))
+    port = s.getsockname()[1]
+    s.close()
+    cmd = [sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node={}'.format(nproc),
+           '--master_port={}'.format(port), '--monitor_interval=1', MMDET3D_TRAIN, config, '--launcher',
+           'pytorch', '--work-dir', str(work_dir)] + list(flags)
+    extra = dict(env or {})
+    extra['PYTHONPATH'] = str(project_dir) + ':' + ROOT
+    return launch(cmd, project_dir, work_dir, extra)
+
+
+def kradar_metrics(record):
+    return {k: v for k, v in record.items() if k.startswith(PREFIX)}
+
+
+def saved_predictions(job):
+    paths = sorted(glob.glob(osp.join(job.work_dir, 'eval_results', '*.pkl')))
+    assert paths, job.describe()
+    with open(paths[0], 'rb') as f:
+        return pickle.load(f)
+
+
+def assert_eval_only(job, frames=VAL_FRAMES):
+    """Zero training iterations, no checkpoint, one evaluation at epoch 0 with the K-Radar metrics in the
+    text log, the JSON log and work_dir/*.log, and the predictions of every frame on disk."""
+    assert job.returncode == 0, job.describe()
+    val = job.val_records()
+    assert len(val) == 1 and val[0]['epoch'] == 0, job.describe()
+    assert job.train_records() == [] and 'Epoch [1][' not in job.output
+    assert job.checkpoints() == [], job.describe()
+    metrics = kradar_metrics(val[0])
+    # (2D, BEV, 3D) x 3 difficulties x EchoFusion's labels '_strict' (IoU 0.3) and '_loose' (0.5, then 0.7
+    # overwrites it)
+    assert len(metrics) == 18, sorted(val[0])
+    logs = glob.glob(osp.join(job.work_dir, '*.log'))
+    assert len(logs) == 1, logs
+    with open(logs[0]) as f:
+        text = f.read()
+    assert 'Epoch(val) [0]' in text and 'Sedan AP@0.30, 0.30, 0.30' in text, text[-3000:]
+    preds = saved_predictions(job)
+    assert len(preds) == frames
+    assert all(set(p) == {'pts_bbox'} for p in preds)
+    return metrics
+
+
+def test_ours_eval_only_one_and_two_processes_identical(project_dir, tmp_path):
+    one = ours(project_dir, tmp_path / 'one', 1, '--eval-only')
+    two = ours(project_dir, tmp_path / 'two', 2, '--eval-only')
+    assert assert_eval_only(one) == assert_eval_only(two)
+    # the same predictions, frame by frame
+    for a, b in zip(saved_predictions(one), saved_predictions(two)):
+        assert torch.equal(a['pts_bbox']['boxes_3d'].tensor, b['pts_bbox']['boxes_3d'].tensor)
+        assert torch.equal(a['pts_bbox']['scores_3d'], b['pts_bbox']['scores_3d'])
+
+
+@pytest.mark.parametrize('nproc', [1, 2])
+def test_mmdet3d_train_script_cfg_options(project_dir, tmp_path, nproc):
+    assert osp.isfile(MMDET3D_TRAIN)
+    job = mmdet3d_script(project_dir, tmp_path / 'cfg', nproc,
+                         '--cfg-options', 'runner.constructor=EvalOnlyRunnerConstructor')
+    assert_eval_only(job)
+
+
+@pytest.mark.parametrize('nproc', [1, 2])
+def test_mmdet3d_train_script_environment_switch(project_dir, tmp_path, nproc):
+    job = mmdet3d_script(project_dir, tmp_path / 'env', nproc, env={'KRADAR_EVAL_ONLY': '1',
+                                                                     'KRADAR_EVAL_SAMPLES': '10'})
+    assert_eval_only(job, frames=10)
+
+
+def test_eval_first_with_eval_samples_then_trains(project_dir, tmp_path):
+    job = ours(project_dir, tmp_path / 'first', 2, '--eval-first', '--eval-samples', '8',
+               '--cfg-options', 'runner.max_epochs=1', 'total_epochs=1')
+    assert job.returncode == 0, job.describe()
+    val = job.val_records()
+    assert [r['epoch'] for r in val] == [0, 1], job.describe()
+    assert len(job.train_records()) > 0
+    assert job.checkpoints() == ['epoch_1.pth', 'latest.pth'] or 'epoch_1.pth' in job.checkpoints()
+    assert [len(p) for p in [saved_predictions(job)]] == [8]
+
+
+def derived_config(project_dir, name, text):
+    """A config next to the project's, based on it (how users layer their experiments)."""
+    path = osp.join(str(project_dir), 'projects', 'configs', 'kradar', name)
+    with open(path, 'w') as f:
+        f.write("_base_ = ['./pointpillars_kradar_radar.py']\n" + text)
+    return osp.relpath(path, str(project_dir))
+
+
+def test_patched_project_dataset_through_eval_hook(project_dir, tmp_path):
+    """EchoFusion's class gets our evaluate through the registry patch; mmcv's EvalHook calls it with every
+    keyword the config's evaluation dict holds (EchoFusion's pipeline=test_pipeline, and protocol)."""
+    config = derived_config(project_dir, 'patched.py', (
+        "custom_imports = dict(imports=['projects.mmdet3d_plugin', 'kradar_plugin', "
+        "'kradar_plugin.datasets.patch_echofusion'], allow_failed_imports=False)\n"))
+    job = ours(project_dir, tmp_path / 'patched', 2, '--eval-only', '--cfg-options', 'evaluation.protocol=fixed',
+               config=config)
+    assert job.returncode == 0, job.describe()
+    val = job.val_records()
+    assert len(val) == 1
+    assert any(k.startswith('pts_bbox/') for k in val[0]) and not kradar_metrics(val[0]), sorted(val[0])
+    assert 'K-Radar evaluation of pts_bbox (fixed protocol)' in job.output
+    assert 'raw results of {} frames saved to'.format(VAL_FRAMES) in job.output
+
+
+PLANTED = """
+from mmdet.datasets import DATASETS
+from projects.mmdet3d_plugin.datasets import KRadarDataset
+
+
+@DATASETS.register_module()
+class PlantedFailureDataset(KRadarDataset):
+    def evaluate(self, results, *args, **kwargs):
+        raise RuntimeError('planted failure in the project evaluate, {} results'.format(len(results)))
+"""
+
+
+def test_planted_exception_in_project_evaluate_fails_fast(project_dir, tmp_path):
+    with open(osp.join(str(project_dir), 'projects', 'mmdet3d_plugin', 'planted.py'), 'w') as f:
+        f.write(PLANTED)
+    config = derived_config(project_dir, 'planted.py', (
+        "custom_imports = dict(imports=['projects.mmdet3d_plugin', 'projects.mmdet3d_plugin.planted', "
+        "'kradar_plugin'], allow_failed_imports=False)\n"
+        "data = dict(val=dict(type='PlantedFailureDataset'))\n"))
+    job = ours(project_dir, tmp_path / 'planted', 2, '--eval-only', config=config)
+    assert job.returncode != 0, job.describe()
+    assert job.elapsed < 60, job.describe()
+    assert 'RuntimeError: planted failure in the project evaluate, {} results'.format(VAL_FRAMES) in job.output
+    assert 'Traceback' in job.output and 'planted.py' in job.output
+    assert len(saved_predictions(job)) == VAL_FRAMES  # nothing computed is lost
