@@ -1,28 +1,109 @@
-"""``jit``: numba ``njit(cache=True)`` when numba imports, the plain Python function otherwise.
+"""Optional numba for the evaluator's kernels: compiled when numba works, plain Python otherwise.
 
-The decorated object keeps the Python function reachable as ``.py_func`` in both cases, so tests can
-compare the compiled and the plain paths. Set ``KRADAR_EVAL_NO_NUMBA=1`` to force the plain path.
+``@jit`` registers a kernel and returns the plain Python function unchanged, so importing the evaluator
+never imports numba. Python code calls kernels through :func:`call` (``_jit.call(kernel, *args)``). On
+the first call the mode is decided once per process:
+
+* ``KRADAR_EVAL_NO_NUMBA=1``: plain Python, quietly (your choice);
+* numba not importable: plain Python, ONE ``NumbaFallbackWarning`` naming the import error;
+* otherwise every registered kernel is replaced, in its module, by ``numba.njit(cache=True, nogil=True)``
+  of itself (kernels call each other through module globals, so compiled code calls compiled code).
+
+Each entry kernel is compiled explicitly for its argument types before it runs; if compiling fails (a
+numba too old for some construct, a broken LLVM, ...), every kernel goes back to its plain Python
+function, ONE ``NumbaFallbackWarning`` names the error, and the call runs plain: same numbers, slower.
+Errors raised while a compiled kernel runs are not compile failures and propagate.
 """
 import os
+import warnings
+
+ENV_VAR = 'KRADAR_EVAL_NO_NUMBA'
 
 
-def _load_njit():
-    if os.environ.get('KRADAR_EVAL_NO_NUMBA', '') not in ('', '0'):
-        return None
-    try:
-        import numba
-    except ImportError:
-        return None
-    return numba.njit
+class NumbaFallbackWarning(RuntimeWarning):
+    """The evaluator's kernels run as plain Python (numba missing or a kernel failed to compile)."""
 
 
-_NJIT = _load_njit()
-NUMBA_AVAILABLE = _NJIT is not None
+_KERNELS = []          # (module globals, name, python function), in registration order
+_STATE = {'mode': None, 'reason': None, 'numba': None, 'errors': (), 'compiled': {}}
 
 
 def jit(fn):
-    """Compile ``fn`` in nopython mode with an on-disk cache (once per process), or return it as is."""
-    if _NJIT is None:
-        fn.py_func = fn
-        return fn
-    return _NJIT(cache=True, nogil=True)(fn)
+    """Register ``fn`` as a kernel; returns ``fn`` itself (compiled lazily by :func:`call`)."""
+    _KERNELS.append((fn.__globals__, fn.__name__, fn))
+    fn.py_func = fn
+    return fn
+
+
+def mode():
+    """('numba' | 'plain', reason or None), deciding it now if no kernel has run yet."""
+    if _STATE['mode'] is None:
+        _decide()
+    return _STATE['mode'], _STATE['reason']
+
+
+def call(kernel, *args):
+    """Run a registered kernel (its Python function or its dispatcher) compiled when possible."""
+    kernel = getattr(kernel, 'py_func', kernel)
+    if _STATE['mode'] is None:
+        _decide()
+    if _STATE['mode'] == 'plain':
+        return kernel(*args)
+    dispatcher = kernel.__globals__[kernel.__name__]
+    if kernel.__name__ in _STATE['compiled']:
+        # compiled before: a new argument type would compile on the fly, and fail with a NumbaError
+        try:
+            return dispatcher(*args)
+        except _STATE['errors'] as exc:
+            _fall_back('compiling {} failed: {}'.format(kernel.__name__, _describe(exc)))
+            return kernel(*args)
+    numba = _STATE['numba']
+    try:
+        dispatcher.compile(tuple(numba.typeof(a) for a in args))
+    except Exception as exc:  # noqa: BLE001 - any compile failure: plain Python, said once
+        _fall_back('compiling {} failed: {}'.format(kernel.__name__, _describe(exc)))
+        return kernel(*args)
+    _STATE['compiled'][kernel.__name__] = True
+    return dispatcher(*args)
+
+
+def _decide():
+    if os.environ.get(ENV_VAR, '').strip().lower() not in ('', '0', 'false', 'no', 'off'):
+        _STATE.update(mode='plain', reason='{}={}'.format(ENV_VAR, os.environ[ENV_VAR]))
+        return
+    try:
+        import numba
+    except Exception as exc:  # noqa: BLE001 - ImportError, or a numba that breaks on import
+        _fall_back('numba is not importable ({})'.format(_describe(exc)))
+        return
+    _STATE['numba'] = numba
+    core = getattr(numba, 'core', None)
+    _STATE['errors'] = (core.errors if core is not None and hasattr(core, 'errors') else numba.errors).NumbaError
+    try:
+        for module_globals, name, fn in _KERNELS:
+            module_globals[name] = numba.njit(cache=True, nogil=True)(fn)
+    except Exception as exc:  # noqa: BLE001
+        _fall_back('numba.njit failed: {}'.format(_describe(exc)))
+        return
+    _STATE.update(mode='numba', reason=None)
+
+
+def _fall_back(reason):
+    for module_globals, name, fn in _KERNELS:
+        module_globals[name] = fn
+    _STATE.update(mode='plain', reason=reason, compiled={})
+    warnings.warn('kradar_plugin evaluator runs its kernels as plain Python (same numbers, much slower on '
+                  'large sets): {}. Fix numba (pip install --upgrade numba) or set {}=1 to choose the plain '
+                  'path silently.'.format(reason, ENV_VAR), NumbaFallbackWarning, stacklevel=4)
+
+
+def _describe(exc):
+    lines = [line for line in str(exc).strip().splitlines() if line.strip()]
+    return '{}: {}'.format(type(exc).__name__, lines[0].strip() if lines else '')
+
+
+def reset():
+    """Forget the decision (tests): kernels become plain functions until the next :func:`call`."""
+    for module_globals, name, fn in _KERNELS:
+        module_globals[name] = fn
+    _STATE.update(mode=None, reason=None, numba=None, compiled={})

@@ -2,29 +2,8 @@
 averages of the legacy/revised K-Radar evaluators, and an exact 40-recall-position (R40) average."""
 import numpy as np
 
-from ._jit import jit
 
 N_SAMPLE_PTS = 41
-
-
-@jit
-def _pick_thresholds(scores_desc, num_gt, num_sample_pts):
-    out = np.empty(scores_desc.shape[0], dtype=np.float64)
-    n = scores_desc.shape[0]
-    m = 0
-    current_recall = 0.0
-    for i in range(n):
-        l_recall = (i + 1) / num_gt
-        if i < n - 1:
-            r_recall = (i + 2) / num_gt
-        else:
-            r_recall = l_recall
-        if (r_recall - current_recall) < (current_recall - l_recall) and i < n - 1:
-            continue
-        out[m] = scores_desc[i]
-        m += 1
-        current_recall += 1 / (num_sample_pts - 1.0)
-    return out[:m]
 
 
 def get_thresholds(tp_scores, num_gt, num_sample_pts=N_SAMPLE_PTS):
@@ -33,11 +12,39 @@ def get_thresholds(tp_scores, num_gt, num_sample_pts=N_SAMPLE_PTS):
 
     With fewer GT boxes than sample points there are fewer thresholds than points, which is why
     index-based averages undercount small sets (K-Radar #28).
+
+    The legacy loop skips score ``i`` while ``(r_i - c) < (c - l_i)`` (``l_i = (i + 1) / num_gt``,
+    ``r_i = (i + 2) / num_gt``, the last score never skipped) and adds ``1 / (num_sample_pts - 1)`` to
+    ``c`` at each kept score. Here each kept score is found by evaluating that same float64 test on a
+    window of the scores after the previous one: the same thresholds, without a Python loop per score.
     """
-    scores = np.sort(np.asarray(tp_scores, dtype=np.float64))[::-1].copy()
-    if scores.shape[0] == 0 or num_gt <= 0:
+    scores = np.sort(np.asarray(tp_scores, dtype=np.float64))[::-1]
+    n = scores.shape[0]
+    if n == 0 or num_gt <= 0:
         return np.zeros(0, dtype=np.float64)
-    return _pick_thresholds(scores, int(num_gt), int(num_sample_pts))
+    index = np.arange(n, dtype=np.int64)
+    left = (index + 1) / int(num_gt)
+    right = (index + 2) / int(num_gt)
+    right[n - 1] = left[n - 1]
+    step = 1 / (num_sample_pts - 1.0)
+    kept = []
+    current = 0.0
+    start = 0
+    window = max(64, n // (num_sample_pts - 1) + 2)
+    while start < n:
+        stop = min(n, start + window)
+        skip = (right[start:stop] - current) < (current - left[start:stop])
+        if stop == n:
+            skip[-1] = False
+        found = np.flatnonzero(~skip)
+        if len(found) == 0:
+            start = stop
+            continue
+        start += int(found[0])
+        kept.append(start)
+        current += step
+        start += 1
+    return scores[kept]
 
 
 def ratios(numerator, denominator):
@@ -83,9 +90,12 @@ def interpolated_precision(recall, precision, positions):
     positions = np.asarray(positions, dtype=np.float64)
     if recall.shape[0] == 0:
         return np.zeros(positions.shape[0], dtype=np.float64)
-    order = np.argsort(recall, kind='mergesort')
-    rec_sorted = recall[order]
-    best_after = np.maximum.accumulate(precision[order][::-1])[::-1]
+    if np.all(recall[1:] >= recall[:-1]):      # the usual case: recall grows as the threshold falls
+        rec_sorted, prec_sorted = recall, precision
+    else:
+        order = np.argsort(recall, kind='mergesort')
+        rec_sorted, prec_sorted = recall[order], precision[order]
+    best_after = np.maximum.accumulate(prec_sorted[::-1])[::-1]
     idx = np.searchsorted(rec_sorted, positions, side='left')
     out = np.zeros(positions.shape[0], dtype=np.float64)
     ok = idx < rec_sorted.shape[0]
@@ -100,3 +110,8 @@ CURVE_POSITIONS = np.arange(0, 41, dtype=np.float64) / 40.0
 def ap_r40(recall, precision):
     """Exact R40: mean interpolated precision at recall 1/40, 2/40, ..., 1 (recall 0 excluded), in %."""
     return _sequential_sum(interpolated_precision(recall, precision, R40_POSITIONS)) / 40 * 100
+
+
+def r40_from_curve(curve_precision):
+    """R40 from the interpolated precision at ``CURVE_POSITIONS`` (0, 1/40, ..., 1): entries 1..40."""
+    return _sequential_sum(curve_precision[1:]) / 40 * 100

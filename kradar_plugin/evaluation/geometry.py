@@ -5,41 +5,54 @@ dimensions[0], dimensions[2], rotation_y + yaw_offset) in ``rotate_iou_eval``'s 
 convention; with ``yaw_offset`` 0 the length lies along yaw + pi/2 (the legacy K-Radar #81 footprint),
 with -pi/2 along the heading. The height interval of a box is
 [z - h * z_center, z + h * (1 - z_center)] with z = location[1], h = dimensions[1]. All rotated-box
-areas come from :func:`kradar_plugin.ops.rotate_iou_eval` (criterion 2, intersection area); only
-frames' own detection/GT pairs are kept.
+areas come from :func:`kradar_plugin.ops.rotate_iou_frames` (criterion 2, intersection area), which
+computes the frames' own detection/GT pairs only.
 """
 import numpy as np
 
-from kradar_plugin.ops import rotate_iou_eval
-
-#: frames are sent to ``rotate_iou_eval`` in groups of about this many detection x GT pairs
-PAIRS_PER_CALL = 4096
+from kradar_plugin.ops import rotate_iou_frames
 
 
 class FramePairs(object):
     """Index of all (detection, GT) pairs frame by frame: block ``f`` is ``nd_f x ng_f``, row-major.
 
-    ``ov_off[f]`` is where frame ``f``'s block starts in a flat pair array; ``dt`` / ``gt`` give each
-    pair's global detection / GT index.
+    ``ov_off[f]`` is where frame ``f``'s block starts in a flat pair array; :meth:`indices` gives the
+    global detection / GT index of given flat positions (``dt`` / ``gt``: of every pair, built on first
+    use).
     """
 
     def __init__(self, dt_off, gt_off):
         self.dt_off = np.asarray(dt_off, dtype=np.int64)
         self.gt_off = np.asarray(gt_off, dtype=np.int64)
-        nd = np.diff(self.dt_off)
-        ng = np.diff(self.gt_off)
-        sizes = nd * ng
+        self.nd = np.diff(self.dt_off)
+        self.ng = np.diff(self.gt_off)
+        sizes = self.nd * self.ng
         self.ov_off = np.zeros(len(sizes), dtype=np.int64)
         if len(sizes):
             self.ov_off[1:] = np.cumsum(sizes)[:-1]
         self.total = int(sizes.sum()) if len(sizes) else 0
-        frame = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
-        local = np.arange(self.total, dtype=np.int64) - self.ov_off[frame]
-        ng_of = ng[frame]
-        safe = np.maximum(ng_of, 1)
-        self.frame = frame
-        self.dt = self.dt_off[:-1][frame] + local // safe
-        self.gt = self.gt_off[:-1][frame] + local % safe
+        self._all = None
+
+    def indices(self, positions):
+        """(detection index, GT index) of the pairs at flat ``positions`` (int64 arrays)."""
+        positions = np.asarray(positions, dtype=np.int64)
+        frame = np.searchsorted(self.ov_off, positions, side='right') - 1
+        local = positions - self.ov_off[frame]
+        ng = np.maximum(self.ng[frame], 1)
+        return self.dt_off[frame] + local // ng, self.gt_off[frame] + local % ng
+
+    def _every(self):
+        if self._all is None:
+            self._all = self.indices(np.arange(self.total, dtype=np.int64))
+        return self._all
+
+    @property
+    def dt(self):
+        return self._every()[0]
+
+    @property
+    def gt(self):
+        return self._every()[1]
 
 
 def bev_footprints(location, dimensions, rotation_y, yaw_offset):
@@ -49,30 +62,8 @@ def bev_footprints(location, dimensions, rotation_y, yaw_offset):
 
 
 def intersection_areas(pairs, dt_boxes, gt_boxes):
-    """BEV intersection area of every pair in ``pairs`` (flat float64)."""
-    out = np.zeros(pairs.total, dtype=np.float64)
-    n_frames = len(pairs.ov_off)
-    nd = np.diff(pairs.dt_off)
-    ng = np.diff(pairs.gt_off)
-    start = 0
-    while start < n_frames:
-        # grow a group of consecutive frames until its all-pairs matrix reaches the budget
-        stop = start
-        d_sum = 0
-        g_sum = 0
-        while stop < n_frames and (stop == start or (d_sum + nd[stop]) * (g_sum + ng[stop]) <= PAIRS_PER_CALL):
-            d_sum += nd[stop]
-            g_sum += ng[stop]
-            stop += 1
-        if d_sum and g_sum:
-            d0, d1 = pairs.dt_off[start], pairs.dt_off[stop]
-            g0, g1 = pairs.gt_off[start], pairs.gt_off[stop]
-            block = rotate_iou_eval(dt_boxes[d0:d1], gt_boxes[g0:g1], criterion=2)
-            e0 = pairs.ov_off[start]
-            e1 = pairs.ov_off[stop] if stop < n_frames else pairs.total
-            out[e0:e1] = block[pairs.dt[e0:e1] - d0, pairs.gt[e0:e1] - g0]
-        start = stop
-    return out
+    """BEV intersection area of every pair in ``pairs`` (flat float64): same-frame pairs only."""
+    return rotate_iou_frames(dt_boxes, gt_boxes, pairs.dt_off, pairs.gt_off, criterion=2)
 
 
 def _safe_divide(num, den):
@@ -83,26 +74,34 @@ def _safe_divide(num, den):
 
 
 def bev_iou(pairs, inter, dt_dims, gt_dims):
-    """BEV IoU of every pair from its intersection area; a box's area is w * h as in the kernel."""
-    area_dt = (dt_dims[:, 0] * dt_dims[:, 2])[pairs.dt]
-    area_gt = (gt_dims[:, 0] * gt_dims[:, 2])[pairs.gt]
-    return _safe_divide(inter, area_dt + area_gt - inter)
+    """BEV IoU of every pair from its intersection area; a box's area is w * h as in the kernel.
+    Computed where the intersection is positive (0 elsewhere)."""
+    out = np.zeros(len(inter), dtype=np.float64)
+    nz = np.flatnonzero(inter > 0)
+    d, g = pairs.indices(nz)
+    out[nz] = _safe_divide(inter[nz], dt_dims[d, 0] * dt_dims[d, 2] + gt_dims[g, 0] * gt_dims[g, 2] - inter[nz])
+    return out
 
 
 def iou_3d(pairs, inter, dt_loc, dt_dims, gt_loc, gt_dims, z_center):
-    """3D IoU of every pair: BEV intersection times the overlap of the height intervals."""
-    z_d = dt_loc[pairs.dt, 1]
-    z_g = gt_loc[pairs.gt, 1]
-    h_d = dt_dims[pairs.dt, 1]
-    h_g = gt_dims[pairs.gt, 1]
+    """3D IoU of every pair: BEV intersection times the overlap of the height intervals (0 where either
+    is not positive)."""
+    out = np.zeros(len(inter), dtype=np.float64)
+    nz = np.flatnonzero(inter > 0)
+    d, g = pairs.indices(nz)
+    z_d = dt_loc[d, 1]
+    z_g = gt_loc[g, 1]
+    h_d = dt_dims[d, 1]
+    h_g = gt_dims[g, 1]
     top = np.minimum(z_d + h_d * (1 - z_center), z_g + h_g * (1 - z_center))
     bottom = np.maximum(z_d - h_d * z_center, z_g - h_g * z_center)
     iw = top - bottom
-    vol_d = (dt_dims[:, 0] * dt_dims[:, 1] * dt_dims[:, 2])[pairs.dt]
-    vol_g = (gt_dims[:, 0] * gt_dims[:, 1] * gt_dims[:, 2])[pairs.gt]
-    inc = np.where((inter > 0) & (iw > 0), iw * inter, 0.0)
-    out = _safe_divide(inc, vol_d + vol_g - inc)
-    out[(inter <= 0) | (iw <= 0)] = 0.0
+    vol_d = dt_dims[d, 0] * dt_dims[d, 1] * dt_dims[d, 2]
+    vol_g = gt_dims[g, 0] * gt_dims[g, 1] * gt_dims[g, 2]
+    inc = np.where(iw > 0, iw * inter[nz], 0.0)
+    value = _safe_divide(inc, vol_d + vol_g - inc)
+    value[iw <= 0] = 0.0
+    out[nz] = value
     return out
 
 

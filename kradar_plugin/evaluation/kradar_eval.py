@@ -17,12 +17,18 @@ METRICS = ('bbox', 'bev', '3d')
 DEFAULT_EVAL_TYPES = ('bev', '3d')
 
 
+#: operating points kept per curve for plots (all of them up to this many, else evenly spaced ones)
+MAX_CURVE_POINTS = 2000
+
+
 class Evaluation(object):
     """Everything one evaluation produced.
 
     ``ap[metric]`` and ``aos`` (2D only, or None) are arrays (class, column, IoU threshold) in percent;
     ``curves[(metric, class, column_index, iou_index)]`` holds ``recall``/``precision`` (the 41 points the
-    AP is read from) and ``thresholds``; ``num_gt[(class, column_index)]`` counts the GT that count.
+    AP is read from) and the operating points ``threshold_recall``/``threshold_precision`` at the score
+    ``thresholds`` (every one up to ``MAX_CURVE_POINTS``, else that many evenly spaced ones, first and last
+    included); ``num_gt[(class, column_index)]`` counts the GT that count.
     """
 
     def __init__(self, protocol, classes, metrics, columns, n_frames):
@@ -39,23 +45,22 @@ class Evaluation(object):
         self.result_str = ''
         self.ap_dict = {}
 
-
-def _lower(names):
-    return np.char.lower(names.astype(str)) if len(names) else names.astype(str)
+    def table(self):
+        """This evaluation as one compact table (``report.compact_table``)."""
+        from . import report
+        return report.compact_table([self])
 
 
 def _ignore_arrays(frames, cls, column, protocol):
-    """KITTI ignore codes (0 counted, 1 ignored, -1 other class) of GT and detections, plus the
-    DontCare boxes, for one class and one difficulty column."""
+    """KITTI ignore codes (0 counted, 1 ignored, -1 other class) of GT and detections for one class and
+    one difficulty column."""
     gt, dt = frames.gt, frames.dt
-    cls_l = cls.lower()
-    gt_names = _lower(gt['name'])
-    dt_names = _lower(dt['name'])
-    similar = [b.lower() for a, b in protocol.similar_classes if a.lower() == cls_l]
-    gt_valid = np.where(gt_names == cls_l, 1, -1)
-    if similar:
-        gt_valid[np.isin(gt_names, similar)] = 0
-    dt_valid = dt_names == cls_l
+    similar = [b for a, b in protocol.similar_classes if a.lower() == cls.lower()]
+    neighbours = [c for name in similar for c in frames.codes_of(name)]
+    gt_valid = np.where(np.isin(gt['code'], frames.codes_of(cls)), 1, -1)
+    if neighbours:
+        gt_valid[(gt_valid == -1) & np.isin(gt['code'], neighbours)] = 0
+    dt_valid = np.isin(dt['code'], frames.codes_of(cls))
     if protocol.difficulty == 'kitti':
         height = gt['bbox'][:, 3] - gt['bbox'][:, 1]
         gt_out = ((gt['occluded'] > KITTI_MAX_OCCLUSION[column]) |
@@ -65,8 +70,8 @@ def _ignore_arrays(frames, cls, column, protocol):
         ign_dt = np.where(dt_height < KITTI_MIN_HEIGHT[column], 1, np.where(dt_valid, 0, -1))
     else:
         if column == 0:
-            gt_out = np.zeros(len(gt_names), dtype=bool)
-            dt_out = np.zeros(len(dt_names), dtype=bool)
+            gt_out = np.zeros(len(gt_valid), dtype=bool)
+            dt_out = np.zeros(len(dt_valid), dtype=bool)
         else:
             lo, hi = protocol.distance_edges[column - 1], protocol.distance_edges[column]
             last = column == len(protocol.distance_edges) - 1
@@ -83,13 +88,15 @@ def _in_bin(location, lo, hi, last):
     return (dist >= lo) & ((dist <= hi) if last else (dist < hi))
 
 
-def _dontcare(frames, pairs, metric):
-    """Detection-vs-DontCare overlaps (criterion 0), flat per frame; empty unless the 2D metric."""
+def _dontcare(frames, metric):
+    """``dc_hits(min_overlap)``: per detection, does it overlap a DontCare box of its frame (criterion 0,
+    2D metric only: always False otherwise)."""
     n = frames.n_frames
-    is_dc = frames.gt['name'] == 'DontCare'
-    dc_num = np.zeros(n, dtype=np.int64)
+    n_dt = len(frames.dt['score'])
+    is_dc = np.isin(frames.gt['code'], frames.codes_of('DontCare', case_sensitive=True))
     if metric != 'bbox' or not is_dc.any():
-        return np.zeros(0), np.zeros(n, dtype=np.int64), dc_num
+        none = np.zeros(n_dt, dtype=np.bool_)
+        return lambda min_overlap: none
     dc_rows = np.nonzero(is_dc)[0]
     dc_frame = np.searchsorted(frames.gt_off, dc_rows, side='right') - 1
     dc_num = np.bincount(dc_frame, minlength=n).astype(np.int64)
@@ -97,7 +104,7 @@ def _dontcare(frames, pairs, metric):
     dc_off[1:] = np.cumsum(dc_num)
     dc_pairs = geometry.FramePairs(frames.dt_off, dc_off)
     ov = geometry.image_overlap(frames.dt['bbox'][dc_pairs.dt], frames.gt['bbox'][dc_rows][dc_pairs.gt], 0)
-    return ov, dc_pairs.ov_off, dc_num
+    return lambda min_overlap: statistics.dontcare_hits(n_dt, ov, dc_pairs, min_overlap)
 
 
 def _overlaps(frames, pairs, metric, protocol, cache):
@@ -130,30 +137,38 @@ def _alpha_valid(frames):
     return dt_ok and gt_ok
 
 
-def _one_curve(protocol, args, ign_gt, ign_dt, scores, min_overlap, compute_aos):
+def _thin(n):
+    """Indices of the operating points kept for a curve of ``n`` points."""
+    if n <= MAX_CURVE_POINTS:
+        return slice(None)
+    return np.unique(np.linspace(0, n - 1, MAX_CURVE_POINTS).round().astype(np.int64))
+
+
+def _one_curve(protocol, args, ign_gt, ign_dt, order, min_overlap, compute_aos):
     """AP (and AOS) for one class / column / metric / IoU threshold; returns (ap, aos, curve)."""
-    (ov, ov_off, gt_off, dt_off, gt_alpha, dt_alpha, dcov, dcov_off, dc_num) = args
-    if protocol.threshold_selection == 'kitti41':
-        tp_scores = statistics.collect_tp_scores(ov, ov_off, gt_off, dt_off, ign_gt, ign_dt, scores, gt_alpha,
-                                                 dt_alpha, dcov, dcov_off, dc_num, min_overlap)
+    kitti = protocol.threshold_selection == 'kitti41'
+    events, tp_scores = statistics.events_for(args, ign_gt, ign_dt, order, min_overlap, compute_aos, kitti)
+    envelope = None
+    if kitti:
         thresholds = ap_mod.get_thresholds(tp_scores, int(np.sum(ign_gt == 0)))
-    else:
-        thresholds = np.unique(scores[ign_dt != -1])[::-1]
-    thr_asc = np.ascontiguousarray(thresholds[::-1], dtype=np.float64)
-    tp, fp, fn, sim = statistics.accumulate_pr(thr_asc, ov, ov_off, gt_off, dt_off, ign_gt, ign_dt, scores,
-                                               gt_alpha, dt_alpha, dcov, dcov_off, dc_num, min_overlap,
-                                               compute_aos)
-    tp, fp, fn, sim = tp[::-1], fp[::-1], fn[::-1], sim[::-1]
-    precision = ap_mod.ratios(tp, tp + fp)
-    recall = ap_mod.ratios(tp, tp + fn)
-    orientation = ap_mod.ratios(sim, tp + fp)
+        tp, fp, fn, sim = statistics.counts_at(statistics.thresholds_kitti(thresholds, order), events)
+        precision = ap_mod.ratios(tp, tp + fp)
+        recall = ap_mod.ratios(tp, tp + fn)
+        orientation = ap_mod.ratios(sim, tp + fp)
+    else:   # every score of a detection that takes part, and the exact envelope at the curve positions
+        (thresholds, recall, precision, orientation), best_p, best_o = statistics.every_score_curve(
+            events, ign_dt, order, ap_mod.CURVE_POSITIONS)
+        envelope = (best_p, best_o)
     aos = None
     if protocol.interpolation == 'r40':
-        value = ap_mod.ap_r40(recall, precision)
+        if envelope is None:
+            envelope = (ap_mod.interpolated_precision(recall, precision, ap_mod.CURVE_POSITIONS),
+                        ap_mod.interpolated_precision(recall, orientation, ap_mod.CURVE_POSITIONS))
+        value = ap_mod.r40_from_curve(envelope[0])
         if compute_aos:
-            aos = ap_mod.ap_r40(recall, orientation)
+            aos = ap_mod.r40_from_curve(envelope[1])
         curve_recall = ap_mod.CURVE_POSITIONS
-        curve_precision = ap_mod.interpolated_precision(recall, precision, ap_mod.CURVE_POSITIONS)
+        curve_precision = envelope[0]
     else:
         average = ap_mod.ap_11_of_41 if protocol.interpolation == '11of41' else ap_mod.ap_all_41
         prec41 = ap_mod.precision_at_sample_points(precision)
@@ -163,71 +178,92 @@ def _one_curve(protocol, args, ign_gt, ign_dt, scores, min_overlap, compute_aos)
         # the legacy evaluators plot the 41 entries against i / 40 (an index, not the recall)
         curve_recall = ap_mod.CURVE_POSITIONS
         curve_precision = prec41
-    curve = {'recall': curve_recall, 'precision': curve_precision, 'threshold_recall': recall,
-             'threshold_precision': precision, 'thresholds': thresholds}
+    keep = _thin(len(thresholds))
+    curve = {'recall': curve_recall, 'precision': curve_precision, 'threshold_recall': recall[keep],
+             'threshold_precision': precision[keep], 'thresholds': thresholds[keep]}
     return value, aos, curve
 
 
 def evaluate_annos(gt_annos, dt_annos, current_classes, iou_mode='all', eval_types=DEFAULT_EVAL_TYPES, *,
-                   protocol='legacy', **protocol_overrides):
+                   protocol='legacy', progress=None, **protocol_overrides):
     """Evaluate per-frame annotations in EchoFusion's ``format_anno`` layout; returns an Evaluation.
 
-    Arguments as :func:`kradar_eval`.
+    Arguments as :func:`kradar_eval`; ``progress``: None, or an object with ``start(total, label)``,
+    ``update(n)`` and ``close()`` (the CLI's progress bar) told about each finished step.
     """
     from . import report
     proto = get_protocol(protocol, iou_mode=iou_mode, **protocol_overrides)
     eval_types = check_eval_types(eval_types)
-    frames = check_frames(gt_annos, dt_annos)
+    reads = set()
+    if proto.difficulty == 'kitti':
+        reads.update(('truncated', 'occluded', 'bbox'))
+    if 'bbox' in eval_types:
+        reads.update(('alpha', 'bbox'))
+    frames = check_frames(gt_annos, dt_annos, reads)
     classes = resolve_classes(current_classes)
     metrics = [m for m in METRICS if m in eval_types]
     if 'bbox' in metrics and proto.bbox_2d == 'if_real' and _fake_2d(frames):
         metrics.remove('bbox')
     compute_aos = 'bbox' in metrics and _alpha_valid(frames)
     columns = proto.column_labels()
+    n_iou = len(proto.iou_thresholds)
     result = Evaluation(proto, classes, tuple(metrics), columns, frames.n_frames)
-    pairs = geometry.FramePairs(frames.dt_off, frames.gt_off)
-    scores = np.ascontiguousarray(frames.dt['score'], dtype=np.float64)
-    gt_alpha = np.ascontiguousarray(frames.gt['alpha'], dtype=np.float64)
-    dt_alpha = np.ascontiguousarray(frames.dt['alpha'], dtype=np.float64)
     ignores = {}
     for c, cls in enumerate(classes):
         for k in range(len(columns)):
             ignores[(c, k)] = _ignore_arrays(frames, cls, k, proto)
             result.num_gt[(cls, k)] = int(np.sum(ignores[(c, k)][0] == 0))
+    # identical ignore codes (the dead KITTI columns on K-Radar) give identical numbers: evaluate once
+    same_as = {}
+    for c in range(len(classes)):
+        for k in range(len(columns)):
+            for j in range(k):
+                if same_as.get((c, j), j) == j and all(np.array_equal(a, b) for a, b in
+                                                       zip(ignores[(c, k)], ignores[(c, j)])):
+                    same_as[(c, k)] = j
+                    break
+    n_curves = len(metrics) * n_iou * (len(classes) * len(columns) - len(same_as))
+    if progress is not None:
+        progress.start(1 + n_curves, 'K-Radar {} ({} frames)'.format(proto.name, frames.n_frames))
+        progress.update(1)
+    pairs = geometry.FramePairs(frames.dt_off, frames.gt_off)
+    order = statistics.ScoreOrder(frames.dt['score'], frames.dt_off)
+    scores = np.ascontiguousarray(frames.dt['score'], dtype=np.float64)
+    gt_alpha = np.ascontiguousarray(frames.gt.get('alpha', np.zeros(len(frames.gt['name']))), dtype=np.float64)
+    dt_alpha = np.ascontiguousarray(frames.dt.get('alpha', np.zeros(len(frames.dt['name']))), dtype=np.float64)
     cache = {}
-    n_iou = len(proto.iou_thresholds)
     if compute_aos:
         result.aos = np.zeros((len(classes), len(columns), n_iou))
     for metric in metrics:
         ov = np.ascontiguousarray(_overlaps(frames, pairs, metric, proto, cache), dtype=np.float64)
-        dcov, dcov_off, dc_num = _dontcare(frames, pairs, metric)
-        args = (ov, pairs.ov_off, frames.gt_off, frames.dt_off, gt_alpha, dt_alpha,
-                np.ascontiguousarray(dcov, dtype=np.float64), dcov_off, dc_num)
+        args = (ov, pairs.ov_off, frames.gt_off, frames.dt_off, scores, gt_alpha, dt_alpha,
+                _dontcare(frames, metric))
         aps = np.zeros((len(classes), len(columns), n_iou))
         for c, cls in enumerate(classes):
-            done = []  # identical ignore codes (the dead KITTI columns) give identical numbers: reuse
             for k in range(len(columns)):
-                ign_gt, ign_dt = ignores[(c, k)]
-                same = [j for j, (g, d) in done if np.array_equal(g, ign_gt) and np.array_equal(d, ign_dt)]
-                if same:
-                    j = same[0]
+                if (c, k) in same_as:
+                    j = same_as[(c, k)]
                     aps[c, k] = aps[c, j]
                     if metric == 'bbox' and compute_aos:
                         result.aos[c, k] = result.aos[c, j]
                     for i in range(n_iou):
                         result.curves[(metric, cls, k, i)] = result.curves[(metric, cls, j, i)]
                     continue
+                ign_gt, ign_dt = ignores[(c, k)]
                 for i, min_overlap in enumerate(proto.iou_thresholds):
-                    value, aos, curve = _one_curve(proto, args, ign_gt, ign_dt, scores, float(min_overlap),
+                    value, aos, curve = _one_curve(proto, args, ign_gt, ign_dt, order, float(min_overlap),
                                                    metric == 'bbox' and compute_aos)
                     aps[c, k, i] = value
                     if aos is not None:
                         result.aos[c, k, i] = aos
                     result.curves[(metric, cls, k, i)] = curve
-                done.append((k, (ign_gt, ign_dt)))
+                    if progress is not None:
+                        progress.update(1)
         result.ap[metric] = aps
     result.result_str = report.result_string(result)
     result.ap_dict = report.ap_dict(result)
+    if progress is not None:
+        progress.close()
     return result
 
 

@@ -1,4 +1,5 @@
-"""KITTI-style matching statistics over all frames (numba-compiled when available).
+"""KITTI-style matching statistics over all frames: one matching pass per frame in score order, then one
+cumulative pass over the globally sorted detections (numba-compiled when available, see ``_jit``).
 
 Inputs are flat arrays with per-frame offsets, so a whole data set is one call:
 
@@ -7,197 +8,310 @@ Inputs are flat arrays with per-frame offsets, so a whole data set is one call:
 * ``ov`` flat float64 and ``ov_off`` (F,): frame ``f``'s overlap block (rows: detections, columns: GT)
   starts at ``ov_off[f]``;
 * ``ign_gt`` / ``ign_dt`` int64: 0 counted, 1 ignored (may match without counting), -1 other class;
-* ``dcov`` / ``dcov_off`` / ``dc_num``: detection-vs-DontCare overlaps (2D metric only; else empty).
+* ``dc_hit`` bool: the detection overlaps a DontCare box above the IoU threshold (2D metric only);
+* ``order`` / ``rank``: the score orders of :class:`ScoreOrder`.
 
-Matching rules are the KITTI ones the legacy evaluators use: a first pass (``compute_fp`` False) picks
-for each GT, in GT order, the highest-scoring unassigned detection above the IoU threshold and yields the
-true-positive scores; at a score threshold ``t`` (detections with score < t are ignored) a second pass
-picks the highest-overlap detection, preferring counted over ignored ones. A frame's statistics depend
-on ``t`` only through the set of detections with score >= t, so :func:`accumulate_pr` evaluates each
-frame once per distinct score level and spreads the result over all thresholds with difference arrays:
-the counts equal a direct per-threshold evaluation, at a cost independent of the number of thresholds.
+Matching rules are the KITTI ones the legacy evaluators use. A first pass picks for each GT, in GT order,
+the highest-scoring unassigned detection above the IoU threshold and yields the true-positive scores
+(from which ``kitti41`` protocols pick their 41 score thresholds). At a score threshold ``t`` (detections
+with a lower score take no part) a second pass picks for each GT the highest-overlap detection, counted
+ones before ignored ones; unassigned counted detections are false positives unless they overlap a
+DontCare box.
+
+A frame's counts depend on ``t`` only through the set of its detections with score >= t, which grows one
+score level at a time as ``t`` falls. :func:`frame_events` walks each frame's levels once, in descending
+score order, and records how tp / fp / fn / AOS similarity change at each level; it re-runs the frame's
+matching only when a newly active detection overlaps some GT above the IoU threshold (any other
+detection can never be assigned, so it only adds a false positive). :func:`counts_at` then sums these
+changes over the detections sorted by descending score and reads the totals at each threshold. The
+counts equal a direct re-matching of every frame at every threshold (the legacy evaluators'
+``fused_compute_statistics``), at a cost independent of the number of thresholds.
 """
 import numpy as np
 
+from . import _jit
 from ._jit import jit
 
-_NO_DETECTION = -10000000.0
-
 
 @jit
-def match_frame(ov, ov_start, ng, nd, gt0, dt0, ign_gt, ign_dt, scores, gt_alpha, dt_alpha, dcov,
-                dcov_start, ndc, min_overlap, thresh, compute_fp, compute_aos, tp_scores, n_tp):
-    """Match one frame; returns (tp, fp, fn, similarity, n_tp) and appends TP scores to ``tp_scores``.
+def frame_events(ov, ov_off, gt_off, dt_off, order, rank, ign_gt, ign_dt, scores, gt_alpha, dt_alpha, dc_hit,
+                 min_overlap, compute_aos, first_pass, events, tp_scores, active, assigned, n_cand, first_cand,
+                 gt_match):
+    """Fill ``events`` (one row per detection in global score order: the changes of tp, fp, fn and
+    similarity at each frame's first detection of a score level; one row keeps the four in one cache
+    line) and the first-pass TP scores; returns (number of TP scores, fn with no detection active).
 
-    ``similarity`` is -1 when there is neither a TP nor a FP (the legacy convention: not accumulated).
+    One matching routine serves both passes (``by_score``): the first pass lets every detection take
+    part and each GT (in order) take the highest-scoring free detection above the IoU threshold; the
+    threshold pass lets the active detections take part and each GT take the highest-overlap one,
+    counted detections before ignored ones. (One copy of the routine keeps numba's compile time short.)
+    ``active``, ``assigned``, ``n_cand``, ``first_cand`` (the most detections of a frame) and
+    ``gt_match`` (the most GT of a frame) are scratch space.
     """
-    assigned = np.zeros(nd, dtype=np.bool_)
-    below = np.zeros(nd, dtype=np.bool_)
-    if compute_fp:
-        for j in range(nd):
-            if scores[dt0 + j] < thresh:
-                below[j] = True
-    tp = 0
-    fp = 0
-    fn = 0
-    similarity = 0.0
-    deltas = np.zeros(ng, dtype=np.float64)
-    n_delta = 0
-    for i in range(ng):
-        gi = ign_gt[gt0 + i]
-        if gi == -1:
-            continue
-        det_idx = -1
-        valid = _NO_DETECTION
-        max_overlap = 0.0
-        assigned_ignored = False
-        for j in range(nd):
-            dj = ign_dt[dt0 + j]
-            if dj == -1 or assigned[j] or below[j]:
-                continue
-            overlap = ov[ov_start + j * ng + i]
-            score = scores[dt0 + j]
-            if not compute_fp:
-                if overlap > min_overlap and score > valid:
-                    det_idx = j
-                    valid = score
-            elif overlap > min_overlap and (overlap > max_overlap or assigned_ignored) and dj == 0:
-                max_overlap = overlap
-                det_idx = j
-                valid = 1.0
-                assigned_ignored = False
-            elif overlap > min_overlap and valid == _NO_DETECTION and dj == 1:
-                det_idx = j
-                valid = 1.0
-                assigned_ignored = True
-        if valid == _NO_DETECTION:
-            if gi == 0:
-                fn += 1
-        elif gi == 1 or ign_dt[dt0 + det_idx] == 1:
-            assigned[det_idx] = True
-        else:
-            tp += 1
-            tp_scores[n_tp] = scores[dt0 + det_idx]
-            n_tp += 1
-            if compute_aos:
-                deltas[n_delta] = gt_alpha[gt0 + i] - dt_alpha[dt0 + det_idx]
-                n_delta += 1
-            assigned[det_idx] = True
-    if compute_fp:
-        for j in range(nd):
-            dj = ign_dt[dt0 + j]
-            if not (assigned[j] or dj == -1 or dj == 1 or below[j]):
-                fp += 1
-        nstuff = 0
-        for k in range(ndc):
-            for j in range(nd):
-                dj = ign_dt[dt0 + j]
-                if assigned[j] or dj == -1 or dj == 1 or below[j]:
-                    continue
-                if dcov[dcov_start + j * ndc + k] > min_overlap:
-                    assigned[j] = True
-                    nstuff += 1
-        fp -= nstuff
-        if compute_aos:
-            if tp > 0 or fp > 0:
-                for k in range(n_delta):
-                    similarity += (1.0 + np.cos(deltas[k])) / 2.0
-            else:
-                similarity = -1.0
-    return tp, fp, fn, similarity, n_tp
-
-
-@jit
-def collect_tp_scores(ov, ov_off, gt_off, dt_off, ign_gt, ign_dt, scores, gt_alpha, dt_alpha,
-                      dcov, dcov_off, dc_num, min_overlap):
-    """First pass over all frames: the scores of the true positives (score-greedy matching)."""
     n_frames = gt_off.shape[0] - 1
-    out = np.zeros(gt_off[n_frames] - gt_off[0], dtype=np.float64)
     n_tp = 0
+    base_fn = 0
     for f in range(n_frames):
-        ng = gt_off[f + 1] - gt_off[f]
-        nd = dt_off[f + 1] - dt_off[f]
-        res = match_frame(ov, ov_off[f], ng, nd, gt_off[f], dt_off[f], ign_gt, ign_dt, scores,
-                          gt_alpha, dt_alpha, dcov, dcov_off[f], dc_num[f], min_overlap, 0.0,
-                          False, False, out, n_tp)
-        n_tp = res[4]
-    return out[:n_tp]
-
-
-@jit
-def _search_right(sorted_values, value):
-    """Index of the first element > value in an ascending array (numpy's searchsorted side='right')."""
-    lo = 0
-    hi = sorted_values.shape[0]
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if sorted_values[mid] <= value:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-@jit
-def accumulate_pr(thresholds_asc, ov, ov_off, gt_off, dt_off, ign_gt, ign_dt, scores, gt_alpha,
-                  dt_alpha, dcov, dcov_off, dc_num, min_overlap, compute_aos):
-    """tp, fp, fn (int64) and AOS similarity (float64) at each threshold of an ascending array."""
-    n_thr = thresholds_asc.shape[0]
-    d_tp = np.zeros(n_thr + 1, dtype=np.int64)
-    d_fp = np.zeros(n_thr + 1, dtype=np.int64)
-    d_fn = np.zeros(n_thr + 1, dtype=np.int64)
-    d_sim = np.zeros(n_thr + 1, dtype=np.float64)
-    n_frames = gt_off.shape[0] - 1
-    max_gt = 0
-    for f in range(n_frames):
-        if gt_off[f + 1] - gt_off[f] > max_gt:
-            max_gt = gt_off[f + 1] - gt_off[f]
-    scratch = np.zeros(max_gt + 1, dtype=np.float64)
-    for f in range(n_frames):
-        ng = gt_off[f + 1] - gt_off[f]
-        nd = dt_off[f + 1] - dt_off[f]
-        # distinct scores of the detections that take part (class or ignored), descending
-        n_rel = 0
-        rel = np.empty(nd, dtype=np.float64)
+        g0 = gt_off[f]
+        d0 = dt_off[f]
+        ng = gt_off[f + 1] - g0
+        nd = dt_off[f + 1] - d0
+        o0 = ov_off[f]
+        fn = 0
+        for i in range(ng):
+            gt_match[i] = -1
+            if ign_gt[g0 + i] == 0:
+                fn += 1
+        base_fn += fn
+        if nd == 0:
+            continue
+        # a detection can only ever be assigned to a GT it overlaps above the threshold
         for j in range(nd):
-            if ign_dt[dt_off[f] + j] != -1:
-                rel[n_rel] = scores[dt_off[f] + j]
-                n_rel += 1
-        asc = np.sort(rel[:n_rel])
-        levels = np.empty(n_rel, dtype=np.float64)
-        n_lev = 0
-        for j in range(n_rel - 1, -1, -1):
-            if n_lev == 0 or asc[j] != levels[n_lev - 1]:
-                levels[n_lev] = asc[j]
-                n_lev += 1
-        # level k < n_lev: detections with score >= levels[k] active, for t in (levels[k+1], levels[k]];
-        # level n_lev: nothing active, for t > levels[0]
-        for k in range(n_lev + 1):
-            if k == n_lev:
-                thresh = np.inf
-                lo = _search_right(thresholds_asc, levels[0]) if n_lev > 0 else 0
-                hi = n_thr
-            else:
-                thresh = levels[k]
-                lo = _search_right(thresholds_asc, levels[k + 1]) if k + 1 < n_lev else 0
-                hi = _search_right(thresholds_asc, levels[k])
-            if lo >= hi:
+            active[j] = False
+            n_cand[j] = 0
+            first_cand[j] = -1
+            if ign_dt[d0 + j] == -1:
                 continue
-            tp, fp, fn, sim, _ = match_frame(ov, ov_off[f], ng, nd, gt_off[f], dt_off[f], ign_gt,
-                                             ign_dt, scores, gt_alpha, dt_alpha, dcov, dcov_off[f],
-                                             dc_num[f], min_overlap, thresh, True, compute_aos,
-                                             scratch, 0)
-            d_tp[lo] += tp
-            d_tp[hi] -= tp
-            d_fp[lo] += fp
-            d_fp[hi] -= fp
-            d_fn[lo] += fn
-            d_fn[hi] -= fn
-            if sim != -1.0:
-                d_sim[lo] += sim
-                d_sim[hi] -= sim
-    tp_out = np.cumsum(d_tp)[:n_thr]
-    fp_out = np.cumsum(d_fp)[:n_thr]
-    fn_out = np.cumsum(d_fn)[:n_thr]
-    sim_out = np.cumsum(d_sim)[:n_thr]
-    return tp_out, fp_out, fn_out, sim_out
+            for i in range(ng):
+                if ov[o0 + j * ng + i] > min_overlap and ign_gt[g0 + i] != -1:
+                    n_cand[j] += 1
+                    if first_cand[j] == -1:
+                        first_cand[j] = i
+        tp = 0
+        fp = 0
+        similarity = 0.0
+        by_score = first_pass
+        k = 0
+        while True:
+            first = -1
+            n_new = 0
+            new = -1
+            add_fp = 0
+            if not by_score:
+                # activate the next score level
+                while first == -1 and k < nd:
+                    level = scores[order[d0 + k]]
+                    while k < nd and scores[order[d0 + k]] == level:
+                        j = order[d0 + k] - d0
+                        k += 1
+                        if ign_dt[d0 + j] == -1:
+                            continue
+                        active[j] = True
+                        if first == -1:
+                            first = j
+                        if n_cand[j] > 0:
+                            n_new += 1
+                            new = j
+                        elif ign_dt[d0 + j] == 0 and not dc_hit[d0 + j]:
+                            add_fp += 1
+                if first == -1:
+                    break
+            ntp, nfp, nfn, nsim = tp, fp + add_fp, fn, similarity
+            if not by_score and n_new == 1 and n_cand[new] == 1 and gt_match[first_cand[new]] == -1:
+                # the one new candidate overlaps one GT, which had no detection: only that GT changes
+                # (it takes the new detection; later GTs never saw it, so their choices stay the same)
+                i = first_cand[new]
+                gt_match[i] = new
+                assigned[new] = True
+                if ign_gt[g0 + i] == 0:
+                    nfn -= 1
+                    if ign_dt[d0 + new] == 0:
+                        ntp += 1
+                        if compute_aos:
+                            nsim += (1.0 + np.cos(gt_alpha[g0 + i] - dt_alpha[d0 + new])) / 2.0
+            elif by_score or n_new > 0:
+                # match the frame again
+                ntp = 0
+                nfn = 0
+                nsim = 0.0
+                for j in range(nd):
+                    assigned[j] = False
+                for i in range(ng):
+                    gt_match[i] = -1
+                    gi = ign_gt[g0 + i]
+                    if gi == -1:
+                        continue
+                    det = -1
+                    best = -10000000.0
+                    ignored = False
+                    for j in range(nd):
+                        dj = ign_dt[d0 + j]
+                        if assigned[j] or dj == -1 or not (by_score or active[j]):
+                            continue
+                        overlap = ov[o0 + j * ng + i]
+                        if overlap <= min_overlap:
+                            continue
+                        if by_score:
+                            if scores[d0 + j] > best:
+                                det = j
+                                best = scores[d0 + j]
+                        elif dj == 0 and (overlap > best or ignored):
+                            det = j
+                            best = overlap
+                            ignored = False
+                        elif dj == 1 and det == -1:
+                            det = j
+                            ignored = True
+                    if det == -1:
+                        if gi == 0:
+                            nfn += 1
+                        continue
+                    assigned[det] = True
+                    gt_match[i] = det
+                    if gi == 0 and ign_dt[d0 + det] == 0:
+                        ntp += 1
+                        if by_score:
+                            tp_scores[n_tp] = scores[d0 + det]
+                            n_tp += 1
+                        elif compute_aos:
+                            nsim += (1.0 + np.cos(gt_alpha[g0 + i] - dt_alpha[d0 + det])) / 2.0
+                nfp = 0
+                for j in range(nd):
+                    if active[j] and not assigned[j] and ign_dt[d0 + j] == 0 and not dc_hit[d0 + j]:
+                        nfp += 1
+            if by_score:
+                # first pass done: the threshold pass starts with nothing active
+                by_score = False
+                for i in range(ng):
+                    gt_match[i] = -1
+                for j in range(nd):
+                    assigned[j] = False
+                continue
+            g = rank[d0 + first]
+            events[g, 0] = ntp - tp
+            events[g, 1] = nfp - fp
+            events[g, 2] = nfn - fn
+            events[g, 3] = nsim - similarity
+            tp, fp, fn, similarity = ntp, nfp, nfn, nsim
+    return n_tp, base_fn
+
+
+class ScoreOrder(object):
+    """Detection orders shared by every curve of one evaluation: ``glob`` (all detections by descending
+    score, stable), ``rank`` (each detection's position in ``glob``), the sorted scores ``desc`` and
+    ``in_frame`` (each frame's detections by descending score, frames in order)."""
+
+    def __init__(self, scores, dt_off):
+        scores = np.ascontiguousarray(scores, dtype=np.float64)
+        n = len(scores)
+        self.glob = np.argsort(-scores, kind='stable').astype(np.int64)
+        self.rank = np.empty(n, dtype=np.int64)
+        self.rank[self.glob] = np.arange(n, dtype=np.int64)
+        self.desc = scores[self.glob]
+        frame = np.repeat(np.arange(len(dt_off) - 1, dtype=np.int64), np.diff(dt_off))
+        self.in_frame = np.argsort(frame * max(n, 1) + self.rank).astype(np.int64)
+
+
+def dontcare_hits(n_dt, dcov, dc_pairs, min_overlap):
+    """Per detection: does it overlap some DontCare box of its frame above ``min_overlap``."""
+    hit = np.zeros(n_dt, dtype=np.bool_)
+    if len(dcov):
+        hit[dc_pairs.indices(np.flatnonzero(dcov > min_overlap))[0]] = True
+    return hit
+
+
+def counts_at(n_ge, events):
+    """tp, fp, fn (int64) and similarity (float64) summed over the first ``n_ge`` detections of the
+    global score order (the detections scoring at least each threshold)."""
+    events, base_fn = events
+    cum = np.zeros((len(events) + 1, 4), dtype=np.float64)
+    np.cumsum(events, axis=0, out=cum[1:])
+    at = cum[np.asarray(n_ge, dtype=np.int64)]
+    return (at[:, 0].astype(np.int64), at[:, 1].astype(np.int64), at[:, 2].astype(np.int64) + base_fn,
+            at[:, 3].copy())
+
+
+def thresholds_kitti(thresholds_desc, order):
+    """Number of detections scoring at least each of the given thresholds (descending)."""
+    return np.searchsorted(-order.desc, -np.asarray(thresholds_desc, dtype=np.float64), side='right')
+
+
+@jit
+def _every_score_kernel(events, base_fn, takes_part, desc, positions, thresholds, recall, precision, orientation,
+                        top_precision, top_orientation):
+    """Walk the detections by descending score; at the end of each score level with a detection that
+    takes part (a threshold) record recall, precision and orientation similarity / (tp + fp), and keep
+    for each recall position the best precision (and orientation) of the thresholds whose recall
+    reaches it first. Returns the number of thresholds."""
+    n = desc.shape[0]
+    n_pos = positions.shape[0]
+    a_tp = 0.0
+    a_fp = 0.0
+    a_fn = base_fn
+    a_sim = 0.0
+    part = False
+    n_thr = 0
+    for p in range(n):
+        a_tp += events[p, 0]
+        a_fp += events[p, 1]
+        a_fn += events[p, 2]
+        a_sim += events[p, 3]
+        if takes_part[p]:
+            part = True
+        if p + 1 < n and desc[p + 1] == desc[p]:
+            continue
+        if not part:
+            continue
+        part = False
+        rec = a_tp / (a_tp + a_fn) if a_tp + a_fn > 0 else 0.0
+        prec = a_tp / (a_tp + a_fp) if a_tp + a_fp > 0 else 0.0
+        orient = a_sim / (a_tp + a_fp) if a_tp + a_fp > 0 else 0.0
+        thresholds[n_thr] = desc[p]
+        recall[n_thr] = rec
+        precision[n_thr] = prec
+        orientation[n_thr] = orient
+        n_thr += 1
+        lo = 0          # number of recall positions <= rec
+        hi = n_pos
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if positions[mid] <= rec:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo > 0:
+            if prec > top_precision[lo - 1]:
+                top_precision[lo - 1] = prec
+            if orient > top_orientation[lo - 1]:
+                top_orientation[lo - 1] = orient
+    return n_thr
+
+
+def every_score_curve(events, ign_dt, order, positions):
+    """The exact precision-recall envelope over every score of a detection that takes part: (thresholds
+    descending; recall, precision and orientation similarity / (tp + fp) at each) and the interpolated
+    precision / orientation at ``positions`` (max over the thresholds whose recall reaches each)."""
+    events, base_fn = events
+    n = len(order.desc)
+    thresholds = np.zeros(n)
+    recall = np.zeros(n)
+    precision = np.zeros(n)
+    orientation = np.zeros(n)
+    top_p = np.zeros(len(positions))
+    top_o = np.zeros(len(positions))
+    takes_part = np.ascontiguousarray(ign_dt[order.glob] != -1)
+    n_thr = _jit.call(_every_score_kernel, events, float(base_fn), takes_part, order.desc,
+                      np.ascontiguousarray(positions, dtype=np.float64), thresholds, recall, precision, orientation,
+                      top_p, top_o)
+    best_p = np.maximum.accumulate(top_p[::-1])[::-1]
+    best_o = np.maximum.accumulate(top_o[::-1])[::-1]
+    return (thresholds[:n_thr], recall[:n_thr], precision[:n_thr], orientation[:n_thr]), best_p, best_o
+
+
+def events_for(args, ign_gt, ign_dt, order, min_overlap, compute_aos, first_pass):
+    """Run :func:`frame_events` for one class / column / metric / IoU threshold.
+
+    ``args`` = (ov, ov_off, gt_off, dt_off, scores, gt_alpha, dt_alpha, dc_hits) with ``dc_hits(min_overlap)``
+    giving :func:`dontcare_hits`. Returns ((events (n, 4) in global score order, base_fn), tp_scores)."""
+    ov, ov_off, gt_off, dt_off, scores, gt_alpha, dt_alpha, dc_hits = args
+    events = np.zeros((len(scores), 4), dtype=np.float64)
+    tp_scores = np.zeros(max(len(ign_gt), 1) if first_pass else 1, dtype=np.float64)
+    max_nd = max(int(np.max(np.diff(dt_off))) if len(dt_off) > 1 else 1, 1)
+    max_ng = max(int(np.max(np.diff(gt_off))) if len(gt_off) > 1 else 1, 1)
+    n_tp, base_fn = _jit.call(frame_events, ov, ov_off, gt_off, dt_off, order.in_frame, order.rank, ign_gt, ign_dt,
+                              scores, gt_alpha, dt_alpha, dc_hits(min_overlap), float(min_overlap),
+                              bool(compute_aos), bool(first_pass), events, tp_scores,
+                              np.zeros(max_nd, dtype=np.bool_), np.zeros(max_nd, dtype=np.bool_),
+                              np.zeros(max_nd, dtype=np.int64), np.zeros(max_nd, dtype=np.int64),
+                              np.zeros(max_ng, dtype=np.int64))
+    return (events, int(base_fn)), tp_scores[:n_tp]

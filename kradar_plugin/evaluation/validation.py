@@ -1,5 +1,11 @@
 """Input checks for the evaluator: a clear ValueError naming frame, field and value, or a documented
-repair with ONE warning. Inputs are never modified; the checked data come back concatenated."""
+repair with ONE warning. Inputs are never modified; the checked data come back concatenated.
+
+The common case (every field a numpy array of the right shape) is checked field by field over all frames
+at once: gather, compare lengths, concatenate, then test the concatenated values. Anything unusual
+(lists, tensors, scalars, a missing or malformed field) takes the frame-by-frame path, which names the
+frame, field and value of the first problem.
+"""
 import warnings
 
 import numpy as np
@@ -18,7 +24,10 @@ _EMPTY_NAMES = np.zeros(0, dtype='<U1')
 
 
 class Frames(object):
-    """Checked annotations of both sides, concatenated over frames with offsets ``gt_off``/``dt_off``."""
+    """Checked annotations of both sides, concatenated over frames with offsets ``gt_off``/``dt_off``.
+
+    ``names`` holds the distinct class names of both sides and ``gt['code']`` / ``dt['code']`` each
+    object's index into it (class tests compare small integers, not strings)."""
 
     def __init__(self, n_frames, gt, dt, gt_off, dt_off):
         self.n_frames = n_frames
@@ -26,6 +35,32 @@ class Frames(object):
         self.dt = dt
         self.gt_off = gt_off
         self.dt_off = dt_off
+        codes, self.names = name_codes(np.concatenate([gt['name'], dt['name']]))
+        gt['code'] = codes[:len(gt['name'])]
+        dt['code'] = codes[len(gt['name']):]
+
+    def codes_of(self, name, case_sensitive=False):
+        """Codes of the names equal to ``name`` (case-insensitively unless asked otherwise)."""
+        if case_sensitive:
+            return [c for c, n in enumerate(self.names) if n == name]
+        return [c for c, n in enumerate(self.names) if n.lower() == name.lower()]
+
+
+def name_codes(names, max_scan=32):
+    """(int64 codes, tuple of distinct names) of a string array; a few equality scans (a data set has a
+    handful of class names), np.unique beyond ``max_scan`` distinct names."""
+    codes = np.full(len(names), -1, dtype=np.int64)
+    distinct = []
+    start = 0
+    while len(distinct) < max_scan:
+        todo = np.flatnonzero(codes[start:] == -1)
+        if len(todo) == 0:
+            return codes, tuple(distinct)
+        start += int(todo[0])
+        codes[names == names[start]] = len(distinct)
+        distinct.append(str(names[start]))
+    uniq, inverse = np.unique(names, return_inverse=True)
+    return inverse.reshape(-1).astype(np.int64), tuple(str(n) for n in uniq)
 
 
 def _frame_of(offsets, row):
@@ -53,7 +88,70 @@ def _as_field(frame, key, width, n, side, index, dtype):
     return arr
 
 
-def _check_side(annos, side, need_score, repairs):
+def _fast_side(annos, need_score, repairs, optional):
+    """All frames at once when every field of every frame has per-object length and concatenates to
+    the right shape; None otherwise (the frame-by-frame path then finds and names the problem, or
+    handles the unusual input)."""
+    n_frames = len(annos)
+    if n_frames == 0:
+        return None
+    try:
+        names = [a['name'] for a in annos]   # a plain string (0-d) makes np.concatenate fail: slow path
+        counts = np.fromiter(map(len, names), dtype=np.int64, count=n_frames)
+        full = np.flatnonzero(counts)
+        total = int(counts.sum())
+
+        def gather(values):
+            if not np.array_equal(np.fromiter(map(len, values), dtype=np.int64, count=n_frames), counts):
+                return None
+            if len(full) < n_frames:
+                values = [values[i] for i in full]
+            return np.concatenate(values) if len(values) else None
+
+        name_arr = gather(names)
+        name_arr = _EMPTY_NAMES if name_arr is None and total == 0 else name_arr
+        if name_arr is None or name_arr.shape != (total,):
+            return None
+        data = {'name': name_arr.astype(str)}
+        fields = list(_GEOMETRY) + ([('score', 0)] if need_score else [])
+        for key, width, default in optional:
+            try:
+                values = [a[key] for a in annos]
+            except KeyError:
+                if any(key in a for a in annos):
+                    return None
+                repairs.add(key)
+                data[key] = (np.tile(np.asarray(FAKE_2D_BOX, dtype=np.float64), (total, 1)) if key == 'bbox'
+                             else np.full(total, default, dtype=np.float64))
+                continue
+            fields.append((key, width, values))
+        for field in fields:
+            key, width = field[0], field[1]
+            values = field[2] if len(field) == 3 else [a[key] for a in annos]
+            want = (total, width) if width else (total,)
+            arr = gather(values)
+            if arr is None:
+                if total:
+                    return None
+                arr = np.zeros(want)
+            arr = np.asarray(arr, dtype=np.float64)
+            if arr.shape != want:
+                return None
+            data[key] = arr
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+        return None
+    offsets = np.zeros(n_frames + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return data, offsets
+
+
+def _check_side(annos, side, need_score, repairs, optional=_OPTIONAL):
+    fast_repairs = set()
+    fast = _fast_side(annos, need_score, fast_repairs, optional)
+    if fast is not None:
+        repairs.update('{}.{}'.format(side, k) for k in fast_repairs)
+        data, offsets = fast
+        return _check_values(data, offsets, side)
     n_frames = len(annos)
     fields = dict((k, []) for k in ('name',) + _NUMERIC)
     counts = np.zeros(n_frames, dtype=np.int64)
@@ -76,7 +174,7 @@ def _check_side(annos, side, need_score, repairs):
             fields[key].append(_as_field(frame, key, width, n, side, index, np.float64))
         if need_score:
             fields['score'].append(_as_field(frame, 'score', 0, n, side, index, np.float64))
-        for key, width, default in _OPTIONAL:
+        for key, width, default in optional:
             if key in frame:
                 fields[key].append(_as_field(frame, key, width, n, side, index, np.float64))
             else:
@@ -96,6 +194,10 @@ def _check_side(annos, side, need_score, repairs):
         data = {'name': _EMPTY_NAMES, 'location': np.zeros((0, 3)), 'dimensions': np.zeros((0, 3)),
                 'rotation_y': np.zeros(0), 'truncated': np.zeros(0), 'occluded': np.zeros(0),
                 'alpha': np.zeros(0), 'bbox': np.zeros((0, 4)), 'score': np.zeros(0)}
+    return _check_values(data, offsets, side)
+
+
+def _check_values(data, offsets, side):
     for key in _NUMERIC:
         if key not in data:
             continue
@@ -115,8 +217,12 @@ def _check_side(annos, side, need_score, repairs):
     return data, offsets
 
 
-def check_frames(gt_annos, dt_annos):
-    """Check both lists of per-frame dicts and return :class:`Frames`; warns once for repairs."""
+def check_frames(gt_annos, dt_annos, optional=None):
+    """Check both lists of per-frame dicts and return :class:`Frames`; warns once for repairs.
+
+    ``optional``: the optional fields the evaluation reads (default all of 'truncated', 'occluded',
+    'alpha', 'bbox'); the others are neither read nor checked."""
+    optional = tuple(f for f in _OPTIONAL if optional is None or f[0] in optional)
     for side, annos in (('gt_annos', gt_annos), ('dt_annos', dt_annos)):
         if isinstance(annos, dict) or not hasattr(annos, '__len__') or not hasattr(annos, '__getitem__'):
             raise ValueError('{}: expected a list with one dict per frame, got {}'.format(
@@ -126,8 +232,8 @@ def check_frames(gt_annos, dt_annos):
                          'frame (different counts usually mean duplicated or truncated distributed '
                          'results)'.format(len(gt_annos), len(dt_annos)))
     repairs = set()
-    gt, gt_off = _check_side(gt_annos, 'gt_annos', False, repairs)
-    dt, dt_off = _check_side(dt_annos, 'dt_annos', True, repairs)
+    gt, gt_off = _check_side(gt_annos, 'gt_annos', False, repairs, optional)
+    dt, dt_off = _check_side(dt_annos, 'dt_annos', True, repairs, optional)
     notes = []
     if repairs:
         notes.append('missing optional field(s) {} filled with defaults (truncated 0, occluded 0, '

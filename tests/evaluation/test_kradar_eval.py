@@ -189,10 +189,6 @@ def test_multiple_classes_overall_keys():
     assert d['kradar/Pedestrian_3D_easy_strict'] == pytest.approx(100 / 11.)
 
 
-def _jitted(module):
-    return dict((name, f) for name, f in vars(module).items() if getattr(f, 'py_func', f) is not f)
-
-
 def test_protocol_overrides_and_numba_free_kernels_agree(monkeypatch):
     from kradar_plugin.evaluation import _jit, ap, statistics
     rs = np.random.RandomState(5)
@@ -200,24 +196,29 @@ def test_protocol_overrides_and_numba_free_kernels_agree(monkeypatch):
     dts = [noisy_dets(rs, g, rs.randint(0, 4)) for g in gts]
     ev = evaluate_annos(gts, dts, ['Sedan'], eval_types=('bev',), protocol='legacy', iou_thresholds=(0.25,))
     assert ev.ious == (0.25,) and ev.ap['bev'].shape == (1, 3, 1)
-    if not _jit.NUMBA_AVAILABLE:
-        pytest.skip('numba is not installed: only the plain path exists here')
+    if _jit.mode()[0] != 'numba':
+        pytest.skip('numba is not usable here ({}): only the plain path exists'.format(_jit.mode()[1]))
     compiled = {}
     for proto in ALL:
         compiled[proto] = evaluate_annos(gts, dts, ['Sedan'], eval_types=('bev', '3d'), protocol=proto)
-    kernels = [(m, name, f) for m in (statistics, ap) for name, f in _jitted(m).items()]
-    # the entry kernels really ran compiled (helpers called only from compiled code have no signature)
-    assert len([f for _, _, f in kernels if f.signatures]) >= 2, kernels
-    for module, name, f in kernels:          # the same evaluation through the plain Python functions
-        monkeypatch.setattr(module, name, f.py_func)
-    for proto in ALL:
-        plain = evaluate_annos(gts, dts, ['Sedan'], eval_types=('bev', '3d'), protocol=proto)
-        for metric in ('bev', '3d'):
-            assert np.array_equal(plain.ap[metric], compiled[proto].ap[metric]), (proto, metric)
-            assert np.any(plain.ap[metric] > 0)
-        for key, curve in compiled[proto].curves.items():
-            assert np.array_equal(plain.curves[key]['thresholds'], curve['thresholds'])
-            assert np.array_equal(plain.curves[key]['threshold_precision'], curve['threshold_precision'])
+    # the kernels really ran compiled
+    assert statistics.frame_events.signatures and statistics._every_score_kernel.signatures
+    monkeypatch.setenv('KRADAR_EVAL_NO_NUMBA', '1')
+    _jit.reset()
+    try:
+        for proto in ALL:
+            plain = evaluate_annos(gts, dts, ['Sedan'], eval_types=('bev', '3d'), protocol=proto)
+            assert _jit.mode() == ('plain', 'KRADAR_EVAL_NO_NUMBA=1')
+            assert not hasattr(statistics.frame_events, 'signatures')
+            for metric in ('bev', '3d'):
+                assert np.array_equal(plain.ap[metric], compiled[proto].ap[metric]), (proto, metric)
+                assert np.any(plain.ap[metric] > 0)
+            for key, curve in compiled[proto].curves.items():
+                assert np.array_equal(plain.curves[key]['thresholds'], curve['thresholds'])
+                assert np.array_equal(plain.curves[key]['threshold_precision'], curve['threshold_precision'])
+    finally:
+        monkeypatch.delenv('KRADAR_EVAL_NO_NUMBA')
+        _jit.reset()
 
 
 # --- EchoFusion's rules and call shape -----------------------------------------------------------------

@@ -48,3 +48,27 @@ def test_interpolations_by_hand():
     assert ap.ap_r40([0.5, 1.0], [1.0, 0.5]) == pytest.approx(75.0)
     assert ap.ap_r40([], []) == 0.0
     assert list(ap.ratios([1, 0], [0, 0])) == [0.0, 0.0]
+
+
+def _kitti_thresholds_loop(scores, num_gt, num_sample_pts=41):
+    """The legacy evaluators' get_thresholds, written out as their loop (independent of ap.py)."""
+    scores = sorted(scores, reverse=True)
+    current, out = 0, []
+    for i, score in enumerate(scores):
+        l_recall = (i + 1) / num_gt
+        r_recall = (i + 2) / num_gt if i < len(scores) - 1 else l_recall
+        if (r_recall - current) < (current - l_recall) and i < len(scores) - 1:
+            continue
+        out.append(score)
+        current += 1 / (num_sample_pts - 1.0)
+    return out
+
+
+@pytest.mark.parametrize('n_tp,num_gt', [(1, 1), (2, 2), (3, 10), (40, 40), (80, 80), (79, 80), (120, 120),
+                                         (400, 400), (399, 1200), (1000, 1000), (5000, 7000), (20000, 20000)])
+def test_get_thresholds_equals_the_legacy_loop(n_tp, num_gt):
+    rs = np.random.RandomState(n_tp)
+    scores = np.round(rs.uniform(0, 1, n_tp), 3)        # repeated values too
+    want = _kitti_thresholds_loop(list(scores), num_gt)
+    got = ap.get_thresholds(scores, num_gt)
+    assert list(got) == want

@@ -53,35 +53,90 @@ def test_missing_optional_fields_repaired_with_one_warning():
     import warnings
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter('always')
-        _, res = kradar_eval([g], [d], ['Sedan'], protocol='fixed')
+        _, res = kradar_eval([g], [d], ['Sedan'], eval_types=['bbox', 'bev'], protocol='legacy')
     assert len(rec) == 1 and 'filled with defaults' in str(rec[0].message)
-    assert res['Sedan/bev@0.7'] == 100.0
+    for field in ('gt_annos.bbox', 'gt_annos.alpha', 'gt_annos.truncated', 'gt_annos.occluded', 'dt_annos.bbox',
+                  'dt_annos.alpha'):
+        assert field in str(rec[0].message)
+    assert res['Sedan/bev@0.7'] == pytest.approx(100 / 11.)
+    # fields the evaluation does not read are neither needed nor checked: fixed BEV/3D reads no 2D box,
+    # truncation, occlusion or alpha
+    g['bbox'] = 'not an array'
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter('always')
+        _, res = kradar_eval([g], [d], ['Sedan'], protocol='fixed')
+    assert rec == [] and res['Sedan/bev@0.7'] == 100.0
 
 
-def test_plain_python_path_without_numba_gives_same_numbers(tmp_path):
-    code = ("import sys; sys.modules['numba'] = None\n"
-            "import numpy as np, json\n"
-            "from kradar_plugin.evaluation import kradar_eval, _jit\n"
-            "assert not _jit.NUMBA_AVAILABLE\n"
-            "from tests.evaluation._data import random_gt, noisy_dets\n"
-            "rs = np.random.RandomState(2)\n"
-            "g = [random_gt(rs, 4) for _ in range(6)]; d = [noisy_dets(rs, x, 2) for x in g]\n"
-            "out = {p: kradar_eval(g, d, ['Sedan'], protocol=p)[1] for p in ('legacy', 'fixed')}\n"
-            "print(json.dumps(out))\n")
-    env = dict(os.environ, KRADAR_IOU_BACKEND='numpy')
+_PLAIN_RUN = """
+import json, sys, warnings
+{setup}
+import numpy as np
+from kradar_plugin.evaluation import kradar_eval, _jit
+from tests.evaluation._data import random_gt, noisy_dets
+rs = np.random.RandomState(2)
+g = [random_gt(rs, 4) for _ in range(6)]; d = [noisy_dets(rs, x, 2) for x in g]
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter('always')
+    out = dict((p, kradar_eval(g, d, ['Sedan'], protocol=p)[1]) for p in ('legacy', 'fixed'))
+mine = [str(w.message) for w in caught if issubclass(w.category, _jit.NumbaFallbackWarning)]
+print(json.dumps({{'metrics': out, 'warnings': mine, 'mode': list(_jit.mode())}}))
+"""
+
+_INJECT_COMPILE_FAILURE = """
+import numba
+from numba.core.errors import TypingError
+real_njit = numba.njit
+class Uncompilable(object):
+    def __init__(self, fn):
+        self.py_func = fn
+    def compile(self, signature):
+        raise TypingError('injected: cannot determine Numba type of <class function>')
+def njit(*args, **kwargs):
+    def wrap(fn):
+        return Uncompilable(fn) if fn.__name__ == 'frame_events' else real_njit(*args, **kwargs)(fn)
+    return wrap
+numba.njit = njit
+"""
+
+
+def _plain_run(setup, env=None):
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    proc = subprocess.run([sys.executable, '-c', code], cwd=root, env=env, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, universal_newlines=True)
+    proc = subprocess.run([sys.executable, '-c', _PLAIN_RUN.format(setup=setup)], cwd=root,
+                          env=dict(os.environ, **(env or {})), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True)
     assert proc.returncode == 0, proc.stderr
-    plain = json.loads(proc.stdout.strip().splitlines()[-1])
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _same_as_here(plain):
     from ._data import random_gt, noisy_dets
     rs = np.random.RandomState(2)
     g = [random_gt(rs, 4) for _ in range(6)]
     d = [noisy_dets(rs, x, 2) for x in g]
     for p in ('legacy', 'fixed'):
-        jitted = kradar_eval(g, d, ['Sedan'], protocol=p)[1]
-        assert plain[p].keys() == jitted.keys()
-        assert np.allclose([plain[p][k] for k in jitted], [jitted[k] for k in jitted], atol=1e-9)
+        here = kradar_eval(g, d, ['Sedan'], protocol=p)[1]
+        assert plain[p].keys() == here.keys()
+        assert np.allclose([plain[p][k] for k in here], [here[k] for k in here], rtol=0, atol=1e-9)
+        assert any(v > 0 for v in here.values())
+
+
+@pytest.mark.parametrize('setup,cause', [
+    ("sys.modules['numba'] = None", "numba is not importable (ModuleNotFoundError"),
+    (_INJECT_COMPILE_FAILURE, 'compiling frame_events failed: TypingError: injected'),
+])
+def test_plain_python_fallback_warns_once_and_gives_same_numbers(setup, cause):
+    out = _plain_run(setup, env={'KRADAR_IOU_BACKEND': 'numpy'})
+    assert len(out['warnings']) == 1 and cause in out['warnings'][0], out['warnings']
+    assert 'KRADAR_EVAL_NO_NUMBA=1' in out['warnings'][0]
+    assert out['mode'][0] == 'plain' and cause in out['mode'][1]
+    _same_as_here(out['metrics'])
+
+
+def test_plain_python_by_choice_is_quiet():
+    out = _plain_run('', env={'KRADAR_EVAL_NO_NUMBA': '1'})
+    assert out['warnings'] == [] and out['mode'] == ['plain', 'KRADAR_EVAL_NO_NUMBA=1']
+    _same_as_here(out['metrics'])
 
 
 def _run_cli(args, cwd):
