@@ -17,12 +17,13 @@ setup(
     version='0.1.0',
     description=__doc__,
     packages=find_packages(include=['kradar_plugin', 'kradar_plugin.*']),
+    py_modules=['kradar_cli'],  # console-script shim: no framework registration for the CLIs
     python_requires='>=3.7',
     install_requires=read_requirements('runtime.txt'),
     extras_require={'tests': read_requirements('tests.txt'), 'numba': ['numba>=0.48']},
     entry_points={'console_scripts': [
-        'kradar-eval=kradar_plugin.evaluation.cli:main',
-        'kradar-doctor=kradar_plugin.doctor.cli:main',
+        'kradar-eval=kradar_cli:eval_main',
+        'kradar-doctor=kradar_cli:doctor_main',
     ]},
     zip_safe=False,
 )

@@ -1,45 +1,79 @@
-"""Benchmark of kradar_eval on synthetic K-Radar-scale data (issue 3, item 6).
+"""Benchmark of kradar_eval on synthetic K-Radar-scale data (issue 10).
 
-20,000 frames with ~5 GT and ~10 detections each, BEV and 3D at IoU 0.3/0.5/0.7. Prints the cold time
-(first call in this process: numba compile or cache load included), the warm time (second call), the
-peak traced memory of a warm call, and the speed ratio against a straightforward shapely-based
-evaluation of a subset of the same data, run in the same process.
+Frames with Poisson(5) GT Sedans and ~10 detections each (80 % of the GT found with noise, the rest false
+positives), BEV and 3D at IoU 0.3/0.5/0.7, for each protocol:
 
-    python benchmarks/bench_kradar_eval.py [--frames 20000] [--subset 200] [--protocol legacy]
+* warm: best of 3 calls in this process (numba compiled), wall and CPU seconds, per frame size;
+* first call in a fresh process with an EMPTY numba cache (compilation included) and with a warm cache;
+* peak memory traced by tracemalloc during a warm call;
+* the speed ratio to a straightforward shapely-based legacy evaluation on a subset (same process, same
+  AP to 1e-9), and to this evaluator's figures before issue 10 (legacy 1.5 s, fixed 5.1 s warm on 20k);
+* ``kradar-eval --help`` and ``kradar-eval`` end to end on pickled 20k-frame annotations (fresh processes,
+  warm numba cache), and whether torch / mmcv / mmdet got imported.
+
+The machine's load average is printed before and after: on a shared machine every figure is slower.
+
+    python benchmarks/bench_kradar_eval.py                       # 2k and 20k frames, all three protocols
+    python benchmarks/bench_kradar_eval.py --frames 2000 20000 200000 --no-cold --no-cli
 """
 import argparse
+import json
 import math
+import os
+import pickle
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
 
 import numpy as np
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BEFORE = {'legacy': 1.5, 'fixed': 5.1}      # warm seconds on 20k frames before issue 10 (same machine)
+PROTOCOLS = ('legacy', 'revised', 'fixed')
+
 
 def synthetic(n_frames, seed=0):
+    """Per-frame GT and detection dicts in the evaluator layout (vectorised: 200k frames in seconds)."""
     rs = np.random.RandomState(seed)
-    gts, dts = [], []
-    for _ in range(n_frames):
-        n = rs.poisson(5)
-        loc = np.c_[rs.uniform(-6, 6, n), rs.uniform(-0.5, 0.5, n), rs.uniform(3, 70, n)]
-        dims = np.c_[rs.uniform(3.5, 5, n), rs.uniform(1.4, 1.9, n), rs.uniform(1.6, 2.1, n)]
-        rot = rs.uniform(-math.pi, math.pi, n)
-        gts.append({'name': np.array(['Sedan'] * n), 'truncated': np.zeros(n), 'occluded': np.zeros(n),
-                    'alpha': np.zeros(n), 'bbox': np.tile([50., 50, 150, 150], (n, 1)),
-                    'location': loc, 'dimensions': dims, 'rotation_y': rot})
-        hit = rs.rand(n) < 0.8
-        m = int(hit.sum())
-        k = max(rs.poisson(10) - m, 0)
-        d_loc = np.r_[loc[hit] + rs.normal(0, 0.4, (m, 3)),
-                      np.c_[rs.uniform(-6, 6, k), rs.uniform(-0.5, 0.5, k), rs.uniform(3, 70, k)]]
-        d_dims = np.r_[dims[hit] * rs.uniform(0.85, 1.15, (m, 3)),
-                       np.c_[rs.uniform(3.5, 5, k), rs.uniform(1.4, 1.9, k), rs.uniform(1.6, 2.1, k)]]
-        d_rot = np.r_[rot[hit] + rs.normal(0, 0.15, m), rs.uniform(-math.pi, math.pi, k)]
-        nd = m + k
-        dts.append({'name': np.array(['Sedan'] * nd), 'truncated': np.zeros(nd), 'occluded': np.zeros(nd),
-                    'alpha': np.zeros(nd), 'bbox': np.tile([50., 50, 150, 150], (nd, 1)),
-                    'location': d_loc, 'dimensions': d_dims, 'rotation_y': d_rot,
-                    'score': rs.uniform(0.05, 1.0, nd)})
+    n_gt = rs.poisson(5, n_frames)
+    total = int(n_gt.sum())
+    loc = np.c_[rs.uniform(-6, 6, total), rs.uniform(-0.5, 0.5, total), rs.uniform(3, 70, total)]
+    dims = np.c_[rs.uniform(3.5, 5, total), rs.uniform(1.4, 1.9, total), rs.uniform(1.6, 2.1, total)]
+    rot = rs.uniform(-math.pi, math.pi, total)
+    hit = rs.rand(total) < 0.8
+    gt_frame = np.repeat(np.arange(n_frames), n_gt)
+    n_hit = np.bincount(gt_frame[hit], minlength=n_frames)
+    n_fp = np.maximum(rs.poisson(10, n_frames) - n_hit, 0)
+    m, k = int(hit.sum()), int(n_fp.sum())
+    h_loc = loc[hit] + rs.normal(0, 0.4, (m, 3))
+    h_dims = dims[hit] * rs.uniform(0.85, 1.15, (m, 3))
+    h_rot = rot[hit] + rs.normal(0, 0.15, m)
+    f_loc = np.c_[rs.uniform(-6, 6, k), rs.uniform(-0.5, 0.5, k), rs.uniform(3, 70, k)]
+    f_dims = np.c_[rs.uniform(3.5, 5, k), rs.uniform(1.4, 1.9, k), rs.uniform(1.6, 2.1, k)]
+    f_rot = rs.uniform(-math.pi, math.pi, k)
+    # detections frame by frame: the frame's hits, then its false positives
+    d_frame = np.r_[gt_frame[hit], np.repeat(np.arange(n_frames), n_fp)]
+    order = np.argsort(d_frame, kind='stable')
+    d_loc, d_dims, d_rot = np.r_[h_loc, f_loc][order], np.r_[h_dims, f_dims][order], np.r_[h_rot, f_rot][order]
+    n_dt = n_hit + n_fp
+    scores = rs.uniform(0.05, 1.0, m + k)
+    g_cut, d_cut = np.cumsum(n_gt)[:-1], np.cumsum(n_dt)[:-1]
+
+    def split(a, cut):
+        return np.split(a, cut)
+
+    fake = np.array([50., 50, 150, 150])
+    gts = [{'name': np.full(len(l), 'Sedan'), 'truncated': np.zeros(len(l)), 'occluded': np.zeros(len(l)),
+            'alpha': np.zeros(len(l)), 'bbox': np.tile(fake, (len(l), 1)), 'location': l, 'dimensions': d,
+            'rotation_y': r} for l, d, r in zip(split(loc, g_cut), split(dims, g_cut), split(rot, g_cut))]
+    dts = [{'name': np.full(len(l), 'Sedan'), 'truncated': np.zeros(len(l)), 'occluded': np.zeros(len(l)),
+            'alpha': np.zeros(len(l)), 'bbox': np.tile(fake, (len(l), 1)), 'location': l, 'dimensions': d,
+            'rotation_y': r, 'score': s}
+           for l, d, r, s in zip(split(d_loc, d_cut), split(d_dims, d_cut), split(d_rot, d_cut),
+                                 split(scores, d_cut))]
     return gts, dts
 
 
@@ -104,47 +138,132 @@ def shapely_eval(gts, dts, metric, min_ov, z_center=1.0):
     return sum(max(prec[i:]) for i in range(0, 41, 4)) / 11 * 100
 
 
+def _load():
+    return '{:.2f} {:.2f} {:.2f}'.format(*os.getloadavg()) if hasattr(os, 'getloadavg') else 'n/a'
+
+
+def _timed(fn, repeat=3):
+    best_wall, best_cpu = float('inf'), float('inf')
+    for _ in range(repeat):
+        w, c = time.time(), time.process_time()
+        fn()
+        best_wall, best_cpu = min(best_wall, time.time() - w), min(best_cpu, time.process_time() - c)
+    return best_wall, best_cpu
+
+
+def _child(args):
+    """--child: generate the data, then time the FIRST kradar_eval call of this process."""
+    gts, dts = synthetic(args.frames[0])
+    w, c = time.time(), time.process_time()
+    from kradar_plugin.evaluation import kradar_eval
+    kradar_eval(gts, dts, ['Sedan'], eval_types=('bev', '3d'), protocol=args.child)
+    print(json.dumps({'wall': time.time() - w, 'cpu': time.process_time() - c}))
+    return 0
+
+
+def _fresh_first_call(protocol, frames, cache_dir):
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, PYTHONPATH=ROOT)
+    proc = subprocess.run([sys.executable, os.path.abspath(__file__), '--child', protocol, '--frames', str(frames)],
+                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr[-2000:])
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _cli(tmp, gts, dts):
+    gt_path, dt_path = os.path.join(tmp, 'gt.pkl'), os.path.join(tmp, 'dt.pkl')
+    with open(gt_path, 'wb') as f:
+        pickle.dump(gts, f, protocol=pickle.HIGHEST_PROTOCOL)
+    with open(dt_path, 'wb') as f:
+        pickle.dump(dts, f, protocol=pickle.HIGHEST_PROTOCOL)
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    env.pop('KRADAR_PLUGIN_REGISTER', None)
+    out = {}
+    for label, argv in (('help', ['--help']),
+                        ('legacy', ['--gt-annos', gt_path, '--dt-annos', dt_path, '--eval-types', 'bev', '3d']),
+                        ('all', ['--gt-annos', gt_path, '--dt-annos', dt_path, '--eval-types', 'bev', '3d',
+                                 '--protocol', 'all', '--no-progress'])):
+        code = 'import sys, kradar_cli; sys.exit(kradar_cli.eval_main(sys.argv[1:]))'
+        best = float('inf')
+        for flags in ([], [], ['-X', 'importtime']):      # two timed runs, then one listing the imports
+            t = time.time()
+            proc = subprocess.run([sys.executable] + flags + ['-c', code] + argv, env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+            if not flags:
+                best = min(best, time.time() - t)
+            if proc.returncode != 0:
+                raise RuntimeError(proc.stderr[-2000:])
+        heavy = sorted(set(line.split('|')[-1].strip().split('.')[0] for line in proc.stderr.splitlines()
+                           if line.startswith('import time:')) & {'torch', 'mmcv', 'mmdet', 'mmdet3d'})
+        out[label] = (best, heavy)
+    return out
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument('--frames', type=int, default=20000)
-    p.add_argument('--subset', type=int, default=200, help='frames for the shapely comparison')
-    p.add_argument('--protocol', default='legacy', choices=['legacy', 'revised', 'fixed'])
+    p.add_argument('--frames', type=int, nargs='+', default=[2000, 20000])
+    p.add_argument('--protocols', nargs='+', default=list(PROTOCOLS), choices=PROTOCOLS)
+    p.add_argument('--subset', type=int, default=200, help='frames for the shapely comparison (0: skip)')
+    p.add_argument('--no-cold', action='store_true', help='skip the fresh-process first calls')
+    p.add_argument('--no-cli', action='store_true', help='skip the kradar-eval command timings')
+    p.add_argument('--child', help=argparse.SUPPRESS)
     args = p.parse_args(argv)
-    t0 = time.time()
-    gts, dts = synthetic(args.frames)
-    n_gt = sum(len(g['name']) for g in gts)
-    n_dt = sum(len(d['name']) for d in dts)
-    print('data: {} frames, {} GT, {} detections ({:.1f} s to generate)'.format(
-        args.frames, n_gt, n_dt, time.time() - t0))
-    t0 = time.time()
-    from kradar_plugin.evaluation import kradar_eval
-    from kradar_plugin.evaluation._jit import NUMBA_AVAILABLE
-    from kradar_plugin.ops import guard
-    t_import = time.time() - t0
-    t0 = time.time()
-    _, cold = kradar_eval(gts, dts, ['Sedan'], eval_types=('bev', '3d'), protocol=args.protocol)
-    t_cold = time.time() - t0
-    tracemalloc.start()
-    t0 = time.time()
-    _, warm = kradar_eval(gts, dts, ['Sedan'], eval_types=('bev', '3d'), protocol=args.protocol)
-    t_warm_traced = time.time() - t0
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    t0 = time.time()
-    kradar_eval(gts, dts, ['Sedan'], eval_types=('bev', '3d'), protocol=args.protocol)
-    t_warm = time.time() - t0
-    try:
-        import resource
-        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    except ImportError:  # pragma: no cover (Windows)
-        rss = float('nan')
-    print('protocol {}: numba {}, IoU backend {}'.format(args.protocol, NUMBA_AVAILABLE, guard.select().name))
-    print('import: {:.2f} s; cold: {:.2f} s; warm: {:.2f} s (under tracemalloc {:.2f} s)'.format(
-        t_import, t_cold, t_warm, t_warm_traced))
-    print('peak traced memory of a warm call: {:.1f} MiB; process max RSS {:.0f} MiB'.format(
-        peak / 2.0 ** 20, rss))
-    print('AP: ' + ', '.join('{}={:.4f}'.format(k, v) for k, v in sorted(warm.items()) if '/' in k and 'kradar' not in k))
-    if args.protocol == 'legacy' and args.subset:
+    if args.child:
+        return _child(args)
+    print('load average before: {}'.format(_load()))
+    from kradar_plugin.evaluation import kradar_eval, _jit
+    from kradar_plugin.ops import frame_blocks
+    results = {}
+    main_size = 20000 if 20000 in args.frames else args.frames[-1]
+    data = {}
+    for n in args.frames:
+        t = time.time()
+        gts, dts = synthetic(n)
+        if n == main_size:
+            data = (gts, dts)
+        print('{} frames: {} GT, {} detections ({:.1f} s to generate)'.format(
+            n, sum(len(g['name']) for g in gts), sum(len(d['name']) for d in dts), time.time() - t))
+        for proto in args.protocols:
+            run = lambda: kradar_eval(gts, dts, ['Sedan'], eval_types=('bev', '3d'), protocol=proto)  # noqa: E731
+            run()                                           # compile / load the numba cache
+            wall, cpu = _timed(run, repeat=1 if n > 100000 else 3)
+            results[(proto, n)] = {'wall': wall, 'cpu': cpu}
+            if n == main_size:
+                tracemalloc.start()
+                run()
+                results[(proto, n)]['peak_mib'] = tracemalloc.get_traced_memory()[1] / 2.0 ** 20
+                tracemalloc.stop()
+        del gts, dts
+    print('numba: {} ({}); frame-block IoU kernel: {}'.format(_jit.mode()[0], _jit.mode()[1] or 'compiled',
+                                                              'numba' if 'kernel' in frame_blocks._STATE else 'numpy'))
+    print('\nwarm, best of 3 (wall s / CPU s):')
+    print('{:<9s}'.format('protocol') + ''.join('{:>20s}'.format('{} frames'.format(n)) for n in args.frames)
+          + '   us/frame (largest)   peak traced MiB ({})   vs before issue 10'.format(main_size))
+    for proto in args.protocols:
+        row = '{:<9s}'.format(proto)
+        for n in args.frames:
+            r = results[(proto, n)]
+            row += '{:>20s}'.format('{:.3f} / {:.3f}'.format(r['wall'], r['cpu']))
+        big = results[(proto, args.frames[-1])]
+        row += '   {:>18.1f}'.format(big['wall'] / args.frames[-1] * 1e6)
+        row += '   {:>22.0f}'.format(results[(proto, main_size)]['peak_mib'])
+        if proto in BEFORE and main_size == 20000:
+            row += '   {:.1f} s -> {:.2f} s ({:.1f}x)'.format(BEFORE[proto], results[(proto, 20000)]['wall'],
+                                                             BEFORE[proto] / results[(proto, 20000)]['wall'])
+        print(row)
+    if not args.no_cold:
+        print('\nfirst call in a fresh process, {} frames (wall s / CPU s):'.format(main_size))
+        for proto in args.protocols:
+            cache = tempfile.mkdtemp(prefix='kradar-numba-cache-')
+            try:
+                cold = _fresh_first_call(proto, main_size, cache)
+                warm_cache = _fresh_first_call(proto, main_size, cache)
+            finally:
+                shutil.rmtree(cache, ignore_errors=True)
+            print('{:<9s} empty numba cache {:.2f} / {:.2f}; warm cache {:.2f} / {:.2f}'.format(
+                proto, cold['wall'], cold['cpu'], warm_cache['wall'], warm_cache['cpu']))
+    if args.subset and 'legacy' in args.protocols and data:
+        gts, dts = data
         sub_g, sub_d = gts[:args.subset], dts[:args.subset]
         t0 = time.time()
         _, ours = kradar_eval(sub_g, sub_d, ['Sedan'], eval_types=('bev', '3d'), protocol='legacy')
@@ -157,11 +276,21 @@ def main(argv=None):
         t_ref = time.time() - t0
         diff = max(abs(ref[k] - ours[k]) for k in ref)
         per_frame_ref = t_ref / args.subset
-        per_frame_ours = t_warm / args.frames
-        print('shapely reference on {} frames: {:.2f} s (ours on the same subset {:.3f} s); max |AP diff| '
-              '{:.2e}'.format(args.subset, t_ref, t_ours, diff))
-        print('speed ratio per frame, shapely / ours (warm, full set): {:.0f}x; extrapolated shapely time for '
-              '{} frames: {:.0f} s'.format(per_frame_ref / per_frame_ours, args.frames, per_frame_ref * args.frames))
+        per_frame_ours = results[('legacy', main_size)]['wall'] / main_size
+        print('\nshapely legacy reference on {} frames: {:.2f} s (ours on the same subset {:.3f} s); max |AP diff| '
+              '{:.1e}; per frame shapely / ours (warm, {} frames): {:.0f}x'.format(
+                  args.subset, t_ref, t_ours, diff, main_size, per_frame_ref / per_frame_ours))
+    if not args.no_cli and data:
+        tmp = tempfile.mkdtemp(prefix='kradar-eval-bench-')
+        try:
+            cli = _cli(tmp, *data)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        print('\nkradar-eval (fresh process, warm numba cache, best wall s): --help {:.2f}; legacy on {} frames '
+              '{:.2f}; --protocol all {:.2f}; torch/mmcv/mmdet imported: {}'.format(
+                  cli['help'][0], main_size, cli['legacy'][0], cli['all'][0],
+                  sorted(set(cli['help'][1] + cli['legacy'][1] + cli['all'][1])) or 'none'))
+    print('\nload average after: {}'.format(_load()))
     return 0
 
 

@@ -1,13 +1,16 @@
-"""``kradar-eval``: evaluate saved K-Radar annotations or model results offline (thin CLI)."""
+"""``kradar-eval``: evaluate saved K-Radar annotations or model results offline (thin CLI).
+
+The console script enters through ``kradar_cli`` (outside the package), which turns off the framework
+registration that ``import kradar_plugin`` does for configs: no torch, mmcv or mmdet is imported here,
+and numba only when an evaluation runs.
+"""
 import argparse
 import json
 import os
 import pickle
 import sys
 
-from .kradar_eval import evaluate_annos
 from .protocols import PROTOCOL_NAMES
-from . import report
 
 
 def _parser():
@@ -15,7 +18,8 @@ def _parser():
         prog='kradar-eval',
         description='K-Radar evaluation with the legacy (EchoFusion), revised (K-Radar eval_revised) or '
                     'fixed protocol, on evaluator-layout annotation pickles or on an info pickle plus saved '
-                    'model results.')
+                    'model results. Prints one compact AP table (all protocols side by side with --protocol '
+                    'all).')
     p.add_argument('--gt-annos', help='pickle: list of per-frame GT dicts (EchoFusion format_anno layout)')
     p.add_argument('--dt-annos', help='pickle: list of per-frame detection dicts (same layout + score)')
     p.add_argument('--infos', help='EchoFusion info pickle (e.g. kradar_infos_val.pkl)')
@@ -31,8 +35,13 @@ def _parser():
     p.add_argument('--dt-z-is-bottom', action='store_true',
                    help='--results mode: the boxes\' z is the true bottom (add dz/2); EchoFusion models '
                         'output the label centre there')
+    p.add_argument('--full', action='store_true',
+                   help="also print each protocol's own table (EchoFusion's text for legacy)")
     p.add_argument('--json', help='write {"protocol": ..., "metrics": {...}} (AP in percent) to this file')
-    p.add_argument('--plot-dir', help='save a precision-recall PNG per class, metric and IoU here')
+    p.add_argument('--plot-dir', help='save a precision-recall PNG per class, metric and IoU, and an overview '
+                                      'PNG per class and protocol, here')
+    p.add_argument('--no-progress', action='store_true',
+                   help='no progress bar (shown on stderr for sets over 5,000 frames)')
     return p
 
 
@@ -50,6 +59,8 @@ def _load(path, what):
 
 
 def _evaluations(args):
+    from .kradar_eval import evaluate_protocols
+    from .progress import make_bar
     overrides = {}
     if args.distance_edges is not None:
         overrides['distance_edges'] = tuple(args.distance_edges)
@@ -59,24 +70,25 @@ def _evaluations(args):
     if bool(annos_mode) == bool(infos_mode) or (annos_mode and not (args.gt_annos and args.dt_annos)) or (
             infos_mode and not (args.infos and args.results)):
         raise ValueError('give either --gt-annos and --dt-annos, or --infos and --results')
-    out = []
     if annos_mode:
         gt, dt = _load(args.gt_annos, '--gt-annos'), _load(args.dt_annos, '--dt-annos')
-        for name in names:
-            out.append(evaluate_annos(gt, dt, args.classes, args.iou_mode, args.eval_types, protocol=name,
-                                      **overrides))
-    else:
-        from kradar_plugin.datasets.kradar_format import build_annos
-        infos, results = _load(args.infos, '--infos'), _load(args.results, '--results')
-        for name in names:
-            gt, dt, _, proto = build_annos(infos, results, args.classes, name,
-                                           dt_z_is_bottom=args.dt_z_is_bottom, **overrides)
-            out.append(evaluate_annos(gt, dt, args.classes, args.iou_mode, args.eval_types, protocol=proto))
+        bar = make_bar(len(gt) if hasattr(gt, '__len__') else 0, not args.no_progress)
+        return evaluate_protocols(gt, dt, args.classes, names, args.iou_mode, args.eval_types, progress=bar,
+                                  **overrides)
+    from kradar_plugin.datasets.kradar_format import build_annos
+    infos, results = _load(args.infos, '--infos'), _load(args.results, '--results')
+    out = []
+    for name in names:   # the frame policy (dropped frames, detection ROI) is a protocol setting
+        gt, dt, _, proto = build_annos(infos, results, args.classes, name, dt_z_is_bottom=args.dt_z_is_bottom,
+                                       **overrides)
+        bar = make_bar(len(gt), not args.no_progress)
+        out.extend(evaluate_protocols(gt, dt, args.classes, [proto], args.iou_mode, args.eval_types, progress=bar))
     return out
 
 
 def main(argv=None):
     args = _parser().parse_args(argv)
+    from . import report
     try:
         if args.plot_dir:
             try:
@@ -87,10 +99,10 @@ def main(argv=None):
     except ValueError as exc:
         sys.stderr.write('kradar-eval: error: {}\n'.format(exc))
         return 2
-    for ev in evaluations:
-        sys.stdout.write('=== protocol: {} ===\n{}\n'.format(ev.protocol.name, ev.result_str))
-    if len(evaluations) > 1:
-        sys.stdout.write(report.side_by_side(evaluations))
+    if args.full:
+        for ev in evaluations:
+            sys.stdout.write('=== protocol: {} ===\n{}\n'.format(ev.protocol.name, ev.result_str))
+    sys.stdout.write(report.compact_table(evaluations))
     if args.json:
         if len(evaluations) == 1:
             payload = {'protocol': evaluations[0].protocol.name, 'metrics': report.json_metrics(evaluations[0])}
@@ -107,6 +119,7 @@ def main(argv=None):
         paths = []
         for ev in evaluations:
             paths.extend(report.save_pr_curves(ev, args.plot_dir))
+            paths.extend(report.save_overviews(ev, args.plot_dir))
         sys.stdout.write('{} precision-recall plots written to {}\n'.format(len(paths), args.plot_dir))
     return 0
 

@@ -184,6 +184,39 @@ def _one_curve(protocol, args, ign_gt, ign_dt, order, min_overlap, compute_aos):
     return value, aos, curve
 
 
+def _reads(proto, eval_types):
+    """The optional input fields an evaluation reads."""
+    reads = set()
+    if proto.difficulty == 'kitti':
+        reads.update(('truncated', 'occluded', 'bbox'))
+    if 'bbox' in eval_types:
+        reads.update(('alpha', 'bbox'))
+    return reads
+
+
+class _Prepared(object):
+    """Checked frames and what every protocol evaluated on them shares: pair index, score orders and
+    overlaps (keyed by metric and the protocol's footprint / height settings)."""
+
+    def __init__(self, frames):
+        self.frames = frames
+        self.pairs = geometry.FramePairs(frames.dt_off, frames.gt_off)
+        self.order = statistics.ScoreOrder(frames.dt['score'], frames.dt_off)
+        self.scores = np.ascontiguousarray(frames.dt['score'], dtype=np.float64)
+        self.gt_alpha = np.ascontiguousarray(frames.gt.get('alpha', np.zeros(len(frames.gt['name']))),
+                                             dtype=np.float64)
+        self.dt_alpha = np.ascontiguousarray(frames.dt.get('alpha', np.zeros(len(frames.dt['name']))),
+                                             dtype=np.float64)
+        self.cache = {}
+
+    def overlaps(self, metric, proto):
+        key = (metric, proto.yaw_offset, proto.z_center if metric == '3d' else None)
+        if key not in self.cache:
+            self.cache[key] = np.ascontiguousarray(_overlaps(self.frames, self.pairs, metric, proto, self.cache),
+                                                   dtype=np.float64)
+        return self.cache[key]
+
+
 def evaluate_annos(gt_annos, dt_annos, current_classes, iou_mode='all', eval_types=DEFAULT_EVAL_TYPES, *,
                    protocol='legacy', progress=None, **protocol_overrides):
     """Evaluate per-frame annotations in EchoFusion's ``format_anno`` layout; returns an Evaluation.
@@ -191,28 +224,46 @@ def evaluate_annos(gt_annos, dt_annos, current_classes, iou_mode='all', eval_typ
     Arguments as :func:`kradar_eval`; ``progress``: None, or an object with ``start(total, label)``,
     ``update(n)`` and ``close()`` (the CLI's progress bar) told about each finished step.
     """
-    from . import report
-    proto = get_protocol(protocol, iou_mode=iou_mode, **protocol_overrides)
+    return evaluate_protocols(gt_annos, dt_annos, current_classes, [protocol], iou_mode, eval_types,
+                              progress=progress, **protocol_overrides)[0]
+
+
+def evaluate_protocols(gt_annos, dt_annos, current_classes, protocols, iou_mode='all',
+                       eval_types=DEFAULT_EVAL_TYPES, *, progress=None, **protocol_overrides):
+    """:func:`evaluate_annos` for several protocols (names or Protocols) on the same input, which is
+    checked once and shares its overlaps; returns one Evaluation per protocol, in order."""
+    protos = [get_protocol(p, iou_mode=iou_mode, **protocol_overrides) for p in protocols]
     eval_types = check_eval_types(eval_types)
     reads = set()
-    if proto.difficulty == 'kitti':
-        reads.update(('truncated', 'occluded', 'bbox'))
-    if 'bbox' in eval_types:
-        reads.update(('alpha', 'bbox'))
+    for proto in protos:
+        reads.update(_reads(proto, eval_types))
     frames = check_frames(gt_annos, dt_annos, reads)
     classes = resolve_classes(current_classes)
+    plans = [_plan(proto, frames, classes, eval_types) for proto in protos]
+    if progress is not None:
+        progress.start(1 + sum(plan[-1] for plan in plans), 'K-Radar {} ({} frames)'.format(
+            '/'.join(p.name for p in protos), frames.n_frames))
+    prepared = _Prepared(frames)
+    if progress is not None:
+        progress.update(1)
+    try:
+        return [_evaluate(proto, prepared, classes, plan, progress) for proto, plan in zip(protos, plans)]
+    finally:
+        if progress is not None:
+            progress.close()
+
+
+def _plan(proto, frames, classes, eval_types):
+    """(metrics, compute_aos, ignore codes per (class, column), aliases of identical columns, curves)."""
     metrics = [m for m in METRICS if m in eval_types]
     if 'bbox' in metrics and proto.bbox_2d == 'if_real' and _fake_2d(frames):
         metrics.remove('bbox')
     compute_aos = 'bbox' in metrics and _alpha_valid(frames)
     columns = proto.column_labels()
-    n_iou = len(proto.iou_thresholds)
-    result = Evaluation(proto, classes, tuple(metrics), columns, frames.n_frames)
     ignores = {}
     for c, cls in enumerate(classes):
         for k in range(len(columns)):
             ignores[(c, k)] = _ignore_arrays(frames, cls, k, proto)
-            result.num_gt[(cls, k)] = int(np.sum(ignores[(c, k)][0] == 0))
     # identical ignore codes (the dead KITTI columns on K-Radar) give identical numbers: evaluate once
     same_as = {}
     for c in range(len(classes)):
@@ -222,22 +273,24 @@ def evaluate_annos(gt_annos, dt_annos, current_classes, iou_mode='all', eval_typ
                                                        zip(ignores[(c, k)], ignores[(c, j)])):
                     same_as[(c, k)] = j
                     break
-    n_curves = len(metrics) * n_iou * (len(classes) * len(columns) - len(same_as))
-    if progress is not None:
-        progress.start(1 + n_curves, 'K-Radar {} ({} frames)'.format(proto.name, frames.n_frames))
-        progress.update(1)
-    pairs = geometry.FramePairs(frames.dt_off, frames.gt_off)
-    order = statistics.ScoreOrder(frames.dt['score'], frames.dt_off)
-    scores = np.ascontiguousarray(frames.dt['score'], dtype=np.float64)
-    gt_alpha = np.ascontiguousarray(frames.gt.get('alpha', np.zeros(len(frames.gt['name']))), dtype=np.float64)
-    dt_alpha = np.ascontiguousarray(frames.dt.get('alpha', np.zeros(len(frames.dt['name']))), dtype=np.float64)
-    cache = {}
+    n_curves = len(metrics) * len(proto.iou_thresholds) * (len(classes) * len(columns) - len(same_as))
+    return metrics, compute_aos, ignores, same_as, n_curves
+
+
+def _evaluate(proto, prepared, classes, plan, progress):
+    from . import report
+    metrics, compute_aos, ignores, same_as, _ = plan
+    frames, order = prepared.frames, prepared.order
+    columns = proto.column_labels()
+    n_iou = len(proto.iou_thresholds)
+    result = Evaluation(proto, classes, tuple(metrics), columns, frames.n_frames)
+    for (c, k), (ign_gt, _) in ignores.items():
+        result.num_gt[(classes[c], k)] = int(np.sum(ign_gt == 0))
     if compute_aos:
         result.aos = np.zeros((len(classes), len(columns), n_iou))
     for metric in metrics:
-        ov = np.ascontiguousarray(_overlaps(frames, pairs, metric, proto, cache), dtype=np.float64)
-        args = (ov, pairs.ov_off, frames.gt_off, frames.dt_off, scores, gt_alpha, dt_alpha,
-                _dontcare(frames, metric))
+        args = (prepared.overlaps(metric, proto), prepared.pairs.ov_off, frames.gt_off, frames.dt_off,
+                prepared.scores, prepared.gt_alpha, prepared.dt_alpha, _dontcare(frames, metric))
         aps = np.zeros((len(classes), len(columns), n_iou))
         for c, cls in enumerate(classes):
             for k in range(len(columns)):
@@ -262,8 +315,6 @@ def evaluate_annos(gt_annos, dt_annos, current_classes, iou_mode='all', eval_typ
         result.ap[metric] = aps
     result.result_str = report.result_string(result)
     result.ap_dict = report.ap_dict(result)
-    if progress is not None:
-        progress.close()
     return result
 
 

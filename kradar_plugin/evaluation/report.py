@@ -91,29 +91,80 @@ def json_metrics(ev):
     return out
 
 
-def side_by_side(evaluations):
-    """One table with a column per protocol (first difficulty column / all distances) and the
-    difference between the last and the first protocol."""
-    names = [ev.protocol.name for ev in evaluations]
+def _group(title, labels, width):
+    """A header cell spanning ``len(labels)`` value cells of ``width`` characters."""
+    span = len(labels) * (width + 1) - 1
+    return (' ' + title[:span].center(span)), ' ' + ' '.join('{:>{}}'.format(l, width) for l in labels)
+
+
+def compact_table(evaluations, width=7):
+    """One table for one or more evaluations of the same data: rows class x metric, a column group per
+    protocol with its IoU thresholds (first difficulty column: KITTI ``easy``, or ``all`` distances) and,
+    with several protocols, the last minus the first; then, for distance-binned protocols, their AP per
+    distance bin and IoU threshold."""
     first = evaluations[0]
-    header = '{:<18s} {:<5s} {:>5s} '.format('class', 'type', 'IoU') + ' '.join(
-        '{:>9s}'.format(n) for n in names)
-    if len(evaluations) > 1:
-        header += ' {:>9s}'.format('{}-{}'.format(names[-1], names[0])[:9])
-    lines = ['AP (%) side by side; first column of each protocol ({})'.format(
-        ', '.join('{}: {}'.format(ev.protocol.name, ev.columns[0]) for ev in evaluations)), header]
-    for c, cls in enumerate(first.classes):
-        for metric in ('bev', '3d', 'bbox'):
-            if not all(metric in ev.ap for ev in evaluations):
-                continue
-            for i, iou in enumerate(first.ious):
-                values = [ev.ap[metric][c, 0, i] for ev in evaluations]
-                row = '{:<18s} {:<5s} {:>5s} '.format(cls, metric, iou_key(iou)) + ' '.join(
-                    '{:9.4f}'.format(v) for v in values)
-                if len(values) > 1:
-                    row += ' {:+9.4f}'.format(values[-1] - values[0])
+    classes = list(first.classes) + (['Overall'] if len(first.classes) > 1 else [])
+    metrics = [m for m in ('bev', '3d', 'bbox') if all(m in ev.ap for ev in evaluations)]
+    ious = ['{:g}'.format(v) for v in first.ious]
+    same_ious = all(tuple(ev.ious) == tuple(first.ious) for ev in evaluations)
+
+    def table(ev, metric, c):
+        ap = ev.ap[metric]
+        return ap.mean(axis=0) if c == len(ev.classes) else ap[c]
+
+    groups = [(ev.protocol.name, ['{:g}'.format(v) for v in ev.ious], lambda t, ev=ev: t[0]) for ev in evaluations]
+    label = 'class / metric'
+    lines = ['K-Radar AP (%), {} frames; columns: IoU threshold ({})'.format(
+        first.n_frames, ', '.join('{}: {}'.format(ev.protocol.name, ev.columns[0]) for ev in evaluations))]
+    head1 = '{:<24s}'.format('')
+    head2 = '{:<24s}'.format(label)
+    for name, labels, _ in groups:
+        a, b = _group(name, labels, width)
+        head1 += ' |' + a
+        head2 += ' |' + b
+    diff = len(evaluations) > 1 and same_ious
+    if diff:
+        a, b = _group('{} - {}'.format(evaluations[-1].protocol.name, first.protocol.name), ious, width)
+        head1 += ' |' + a
+        head2 += ' |' + b
+    lines += [head1, head2]
+    for c, cls in enumerate(classes):
+        for metric in metrics:
+            row = '{:<24s}'.format('{} {}'.format(cls, metric)[:24])
+            values = []
+            for ev in evaluations:
+                v = table(ev, metric, c)[0]
+                values.append(v)
+                row += ' | ' + ' '.join('{:>{}.2f}'.format(x, width) for x in v)
+            if diff:
+                row += ' | ' + ' '.join('{:>+{}.2f}'.format(x, width) for x in values[-1] - values[0])
+            lines.append(row)
+    for ev in evaluations:
+        if ev.protocol.difficulty != 'distance' or len(ev.columns) < 2:
+            continue
+        lines.append('')
+        lines.append('{} by distance (AP %); column groups: distance bin, columns: IoU threshold'.format(
+            ev.protocol.name))
+        head1 = '{:<24s}'.format('')
+        head2 = '{:<24s}'.format(label)
+        for b in ev.columns[1:]:
+            x, y = _group(b, ['{:g}'.format(v) for v in ev.ious], width)
+            head1 += ' |' + x
+            head2 += ' |' + y
+        lines += [head1, head2]
+        for c, cls in enumerate(classes):
+            for metric in metrics:
+                t = table(ev, metric, c)
+                row = '{:<24s}'.format('{} {}'.format(cls, metric)[:24])
+                for k in range(1, len(ev.columns)):
+                    row += ' | ' + ' '.join('{:>{}.2f}'.format(x, width) for x in t[k])
                 lines.append(row)
-    return '\n'.join(lines) + '\n'
+    return '\n'.join(line.rstrip() for line in lines) + '\n'
+
+
+def side_by_side(evaluations):
+    """Former name of :func:`compact_table`."""
+    return compact_table(evaluations)
 
 
 def _safe(name):
@@ -156,4 +207,37 @@ def save_pr_curves(ev, out_dir):
                 fig.savefig(path, dpi=80)
                 fig.clf()
                 paths.append(path)
+    return paths
+
+
+def save_overviews(ev, out_dir):
+    """One PNG per class with every precision-recall curve of the evaluation (a panel per metric, a line
+    per IoU threshold, first column); ``<protocol>_<Class>_overview.png``. Returns the paths written."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    if not os.path.isdir(out_dir):
+        os.makedirs(out_dir)
+    paths = []
+    for c, cls in enumerate(ev.classes):
+        fig = Figure(figsize=(4.2 * max(len(ev.metrics), 1), 4))
+        FigureCanvasAgg(fig)
+        for m, metric in enumerate(ev.metrics):
+            ax = fig.add_subplot(1, max(len(ev.metrics), 1), m + 1)
+            for i, iou in enumerate(ev.ious):
+                curve = ev.curves[(metric, cls, 0, i)]
+                ax.plot(curve['recall'], curve['precision'], '-',
+                        label='IoU {} AP {:.2f}'.format(iou_key(iou), ev.ap[metric][c, 0, i]))
+                ax.plot(curve['threshold_recall'], curve['threshold_precision'], '.', ms=2, alpha=0.3,
+                        color=ax.lines[-1].get_color())
+            ax.set_xlim(0, 1.02)
+            ax.set_ylim(0, 1.02)
+            ax.set_xlabel('recall' if ev.protocol.interpolation == 'r40' else 'recall (legacy: index / 40)')
+            ax.set_ylabel('precision')
+            ax.set_title('{} {} ({})'.format(cls, metric, ev.columns[0]), fontsize=9)
+            ax.legend(loc='lower left', fontsize=7)
+        fig.suptitle('{} protocol, {} frames'.format(ev.protocol.name, ev.n_frames), fontsize=10)
+        path = os.path.join(out_dir, '{}_{}_overview.png'.format(ev.protocol.name, _safe(cls)))
+        fig.savefig(path, dpi=80)
+        fig.clf()
+        paths.append(path)
     return paths

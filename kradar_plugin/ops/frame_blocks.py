@@ -53,9 +53,10 @@ def rotate_iou_frames(boxes, query_boxes, boxes_off, query_off, criterion=-1, ba
         return out
     if _use_numba(backend):
         kernel = _STATE['kernel']
+        radius_q = 0.5 * np.hypot(query_boxes[:, 2], query_boxes[:, 3])
         kernel(boxes, corner_offsets_fast(boxes), 0.5 * np.hypot(boxes[:, 2], boxes[:, 3]), query_boxes,
-               np.cos(query_boxes[:, 4]), np.sin(query_boxes[:, 4]), 0.5 * np.hypot(query_boxes[:, 2], query_boxes[:, 3]),
-               boxes_off, query_off, block_off, criterion, out)
+               np.cos(query_boxes[:, 4]), np.sin(query_boxes[:, 4]), radius_q, boxes_off, query_off, block_off,
+               criterion, out)
         return out
     _numpy_blocks(boxes, query_boxes, boxes_off, query_off, block_off, criterion, out)
     return out

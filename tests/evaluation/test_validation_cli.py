@@ -12,6 +12,7 @@ from kradar_plugin.evaluation import kradar_eval
 
 from ._data import frame, perfect
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GT = frame([[0, 0, 20], [2, 0, 40]], [[4, 1.5, 2]] * 2, [0.0, 0.5])
 
 
@@ -101,8 +102,7 @@ numba.njit = njit
 
 
 def _plain_run(setup, env=None):
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    proc = subprocess.run([sys.executable, '-c', _PLAIN_RUN.format(setup=setup)], cwd=root,
+    proc = subprocess.run([sys.executable, '-c', _PLAIN_RUN.format(setup=setup)], cwd=ROOT,
                           env=dict(os.environ, **(env or {})), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True)
     assert proc.returncode == 0, proc.stderr
@@ -139,21 +139,29 @@ def test_plain_python_by_choice_is_quiet():
     _same_as_here(out['metrics'])
 
 
-def _run_cli(args, cwd):
-    return subprocess.run([sys.executable, '-m', 'kradar_plugin.evaluation'] + args, cwd=cwd,
+def _run_cli(args, cwd, *python_flags):
+    """``kradar-eval`` through its console-script entry (kradar_cli.eval_main)."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    env.pop('KRADAR_PLUGIN_REGISTER', None)
+    code = 'import sys, kradar_cli; sys.exit(kradar_cli.eval_main(sys.argv[1:]))'
+    return subprocess.run([sys.executable] + list(python_flags) + ['-c', code] + args, cwd=cwd, env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+
+
+def _pickles(tmp_path, gts, dts):
+    for name, obj in (('gt.pkl', gts), ('dt.pkl', dts)):
+        with open(str(tmp_path / name), 'wb') as f:
+            pickle.dump(obj, f)
+    return ['--gt-annos', str(tmp_path / 'gt.pkl'), '--dt-annos', str(tmp_path / 'dt.pkl')]
 
 
 def test_cli_end_to_end(tmp_path):
     gts = [GT, frame(np.zeros((0, 3)), np.zeros((0, 3)), [])]
     dts = [perfect(GT), frame([[0, 0, 30]], [[4, 1.5, 2]], [0.0], scores=[0.99])]
-    for name, obj in (('gt.pkl', gts), ('dt.pkl', dts)):
-        with open(str(tmp_path / name), 'wb') as f:
-            pickle.dump(obj, f)
+    files = _pickles(tmp_path, gts, dts)
     out_json = str(tmp_path / 'm.json')
     plots = str(tmp_path / 'plots')
-    base = ['--gt-annos', str(tmp_path / 'gt.pkl'), '--dt-annos', str(tmp_path / 'dt.pkl'),
-            '--classes', 'Sedan', '--protocol', 'all', '--eval-types', 'bev', '3d', '--json', out_json]
+    base = files + ['--classes', 'Sedan', '--protocol', 'all', '--eval-types', 'bev', '3d', '--json', out_json]
     try:
         import matplotlib  # noqa: F401
         has_mpl = True
@@ -164,40 +172,93 @@ def test_cli_end_to_end(tmp_path):
         assert proc.returncode == 2 and '--plot-dir needs matplotlib' in proc.stderr
     proc = _run_cli(base + (['--plot-dir', plots] if has_mpl else []), str(tmp_path))
     assert proc.returncode == 0, proc.stderr
-    assert 'side by side' in proc.stdout and 'fixed-leg' in proc.stdout
+    # one compact table: legacy, revised, fixed and fixed - legacy side by side, then fixed by distance
+    lines = proc.stdout.splitlines()
+    assert 'fixed - legacy' in lines[1] and '=== protocol' not in proc.stdout
+    # 2 GT; a FP (0.99) above two TPs: legacy 100 * (2/3) / 11 = 6.06, revised 100 * 2 * (2/3) / 41 = 3.25,
+    # fixed R40 = 66.67 at every IoU
+    row = [l for l in lines if l.startswith('Sedan bev')][0]
+    assert row.split('|')[1].split() == ['6.06'] * 3 and row.split('|')[2].split() == ['3.25'] * 3
+    assert row.split('|')[3].split() == ['66.67'] * 3 and row.split('|')[4].split() == ['+60.61'] * 3
+    assert 'fixed by distance' in proc.stdout
     payload = json.load(open(out_json))
     assert payload['protocol'] == 'all'
     assert set(payload['metrics']) == {'legacy', 'revised', 'fixed'}
-    # 2 GT; FP (0.99) above two TPs: fixed R40 = 2/3 everywhere
     assert payload['metrics']['fixed']['Sedan/bev@0.5'] == pytest.approx(200 / 3.)
     assert payload['metrics']['legacy']['Sedan/bev@0.5'] == pytest.approx(200 / 33.)
     assert 'Sedan/3d@0.7/0-30m' in payload['metrics']['fixed']
     if has_mpl:
         _check_pngs(plots)
-    single = _run_cli(['--gt-annos', str(tmp_path / 'gt.pkl'), '--dt-annos', str(tmp_path / 'dt.pkl'),
-                       '--json', out_json], str(tmp_path))
+    single = _run_cli(files + ['--json', out_json, '--full', '--iou-mode', 'hard'], str(tmp_path))
     assert single.returncode == 0, single.stderr
+    assert '=== protocol: legacy ===\nSedan AP@0.70, 0.70, 0.70:\nbbox AP:' in single.stdout   # EchoFusion's text
     payload = json.load(open(out_json))
     assert payload['protocol'] == 'legacy'
-    assert set(payload['metrics']) == set('Sedan/{}@{}'.format(m, i) for m in ('bev', '3d')
-                                          for i in ('0.3', '0.5', '0.7'))
+    assert set(payload['metrics']) == set('Sedan/{}@0.7'.format(m) for m in ('bev', '3d'))
 
 
 def _check_pngs(plots):
     pngs = sorted(os.listdir(plots))
-    assert len(pngs) == 3 * 2 * 3 and all(p.endswith('.png') for p in pngs)
-    with open(os.path.join(plots, pngs[0]), 'rb') as f:
-        assert f.read(8) == b'\x89PNG\r\n\x1a\n'
+    # a PNG per protocol, metric and IoU (3 x 2 x 3) and an overview per protocol and class (3 x 1)
+    assert len(pngs) == 3 * 2 * 3 + 3 and all(p.endswith('.png') for p in pngs)
+    assert sorted(p for p in pngs if p.endswith('_overview.png')) == [
+        'fixed_Sedan_overview.png', 'legacy_Sedan_overview.png', 'revised_Sedan_overview.png']
+    for name in (pngs[0], 'fixed_Sedan_overview.png'):
+        with open(os.path.join(plots, name), 'rb') as f:
+            assert f.read(8) == b'\x89PNG\r\n\x1a\n'
+
+
+def test_cli_progress_bar_over_5000_frames(tmp_path):
+    gts = [GT] * 5001
+    dts = [perfect(GT)] * 5001
+    files = _pickles(tmp_path, gts, dts)
+    proc = _run_cli(files + ['--eval-types', 'bev'], str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert 'K-Radar legacy (5001 frames)' in proc.stderr          # tqdm or the text bar, on stderr
+    assert '4/4' in proc.stderr                                   # validation + 3 curves
+    quiet = _run_cli(files + ['--eval-types', 'bev', '--no-progress'], str(tmp_path))
+    assert quiet.returncode == 0 and 'K-Radar legacy' not in quiet.stderr
+    small = _pickles(tmp_path, gts[:5000], dts[:5000])
+    assert 'K-Radar legacy' not in _run_cli(small + ['--eval-types', 'bev'], str(tmp_path)).stderr
+
+
+def test_text_bar_when_tqdm_is_missing():
+    import io
+    from kradar_plugin.evaluation.progress import TextBar, make_bar
+    assert make_bar(5000) is None and make_bar(10 ** 6, enabled=False) is None and make_bar(5001) is not None
+    out = io.StringIO()
+    bar = TextBar(out, width=10)
+    bar.start(4, 'K-Radar fixed (6000 frames)')
+    for _ in range(4):
+        bar.update(1)
+    bar.close()
+    assert out.getvalue().startswith('K-Radar fixed (6000 frames) [##########] 4/4 ')
+
+
+def test_console_scripts_never_register_frameworks(tmp_path):
+    """kradar-eval / kradar-doctor enter through kradar_cli, which turns registration off: no torch, mmcv
+    or mmdet module is imported (python -X importtime lists every import)."""
+    with open(os.path.join(ROOT, 'setup.py')) as f:
+        setup_py = f.read()
+    assert "'kradar-eval=kradar_cli:eval_main'" in setup_py and "'kradar-doctor=kradar_cli:doctor_main'" in setup_py
+    assert "py_modules=['kradar_cli']" in setup_py
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    env.pop('KRADAR_PLUGIN_REGISTER', None)
+    for tool, args in (('eval_main', ['--help']), ('doctor_main', ['--help'])):
+        code = 'import sys, kradar_cli; sys.exit(kradar_cli.{}({!r}))'.format(tool, args)
+        proc = subprocess.run([sys.executable, '-X', 'importtime', '-c', code], cwd=str(tmp_path), env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        imported = [line.split('|')[-1].strip() for line in proc.stderr.splitlines() if line.startswith('import time:')]
+        assert 'kradar_plugin' in imported and 'usage:' in proc.stdout
+        heavy = [m for m in imported if m.split('.')[0] in ('torch', 'mmcv', 'mmdet', 'mmdet3d', 'mmengine', 'numba')]
+        assert heavy == [], (tool, heavy[:10])
 
 
 def test_cli_errors_are_one_line(tmp_path):
-    with open(str(tmp_path / 'gt.pkl'), 'wb') as f:
-        pickle.dump([GT, GT], f)
-    with open(str(tmp_path / 'dt.pkl'), 'wb') as f:
-        pickle.dump([perfect(GT)], f)
-    proc = _run_cli(['--gt-annos', str(tmp_path / 'gt.pkl'), '--dt-annos', str(tmp_path / 'dt.pkl')],
-                    str(tmp_path))
+    files = _pickles(tmp_path, [GT, GT], [perfect(GT)])
+    proc = _run_cli(files, str(tmp_path))
     assert proc.returncode == 2
     assert 'gt_annos has 2 frames but dt_annos has 1' in proc.stderr and 'Traceback' not in proc.stderr
-    proc = _run_cli(['--gt-annos', str(tmp_path / 'gt.pkl')], str(tmp_path))
+    proc = _run_cli(files[:2], str(tmp_path))
     assert proc.returncode == 2 and 'give either' in proc.stderr
