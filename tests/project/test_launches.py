@@ -109,15 +109,16 @@ def test_mmdet3d_train_script_environment_switch(project_dir, tmp_path, nproc):
     assert_eval_only(job, frames=10)
 
 
-def test_eval_first_with_eval_samples_then_trains(project_dir, tmp_path):
-    job = ours(project_dir, tmp_path / 'first', 2, '--eval-first', '--eval-samples', '8',
-               '--cfg-options', 'runner.max_epochs=1', 'total_epochs=1')
+@pytest.mark.parametrize('nproc', [1, 2])
+def test_eval_first_with_eval_samples_then_trains(project_dir, tmp_path, nproc):
+    job = ours(project_dir, tmp_path / 'first', nproc, '--eval-first', '--eval-samples', '8',
+               '--cfg-options', 'runner.max_epochs=1', 'total_epochs=1', 'log_config.interval=1')
     assert job.returncode == 0, job.describe()
     val = job.val_records()
     assert [r['epoch'] for r in val] == [0, 1], job.describe()
     assert len(job.train_records()) > 0
-    assert job.checkpoints() == ['epoch_1.pth', 'latest.pth'] or 'epoch_1.pth' in job.checkpoints()
-    assert [len(p) for p in [saved_predictions(job)]] == [8]
+    assert 'epoch_1.pth' in job.checkpoints(), job.checkpoints()
+    assert len(saved_predictions(job)) == 8  # eval_results/results_epoch_0.pkl: the first 8 samples
 
 
 def derived_config(project_dir, name, text):

@@ -17,7 +17,7 @@ input_modality = dict(use_lidar=False, use_camera=False, use_radar=True)
 bev_grid = dict(x_min=0.0, y_min=-16.0, cell=0.5)
 
 train_pipeline = [
-    dict(type='LoadKRadarPointsFromBEV', coord_type='LIDAR', **bev_grid),
+    dict(type='LoadKRadarPointsFromBEV', coord_type='LIDAR', point_cloud_range=point_cloud_range, **bev_grid),
     dict(type='LoadAnnotations3D', with_bbox_3d=True, with_label_3d=True, with_attr_label=False),
     dict(type='ObjectRangeFilter', point_cloud_range=point_cloud_range),
     dict(type='ObjectNameFilter', classes=class_names),
@@ -26,7 +26,7 @@ train_pipeline = [
     dict(type='Collect3D', keys=['points', 'gt_bboxes_3d', 'gt_labels_3d']),
 ]
 test_pipeline = [
-    dict(type='LoadKRadarPointsFromBEV', coord_type='LIDAR', **bev_grid),
+    dict(type='LoadKRadarPointsFromBEV', coord_type='LIDAR', point_cloud_range=point_cloud_range, **bev_grid),
     dict(type='MultiScaleFlipAug3D',
          img_scale=(1333, 800),
          pts_scale_ratio=1,
@@ -73,10 +73,10 @@ data = dict(
         radar_prefix='radar_bev'))
 
 
-optimizer = dict(type='AdamW', lr=1e-3, weight_decay=0.01)
+optimizer = dict(type='AdamW', lr=3e-3, weight_decay=0.01)
 optimizer_config = dict(grad_clip=dict(max_norm=35, norm_type=2))
-lr_config = dict(policy='step', step=[20])
-total_epochs = 2
+lr_config = dict(policy='step', step=[5])
+total_epochs = 6
 runner = dict(type='EpochBasedRunner', max_epochs=total_epochs)
 evaluation = dict(interval=1, pipeline=test_pipeline)
 dist_params = dict(backend='gloo', timeout=120)
