@@ -18,8 +18,8 @@ def _parser():
         prog='kradar-eval',
         description='K-Radar evaluation with the legacy (EchoFusion), revised (K-Radar eval_revised) or '
                     'fixed protocol, on evaluator-layout annotation pickles or on an info pickle plus saved '
-                    'model results. Prints one compact AP table (all protocols side by side with --protocol '
-                    'all).')
+                    'model results. One protocol prints its own table (EchoFusion\'s text for legacy); '
+                    '--protocol all prints one compact table with the three side by side.')
     p.add_argument('--gt-annos', help='pickle: list of per-frame GT dicts (EchoFusion format_anno layout)')
     p.add_argument('--dt-annos', help='pickle: list of per-frame detection dicts (same layout + score)')
     p.add_argument('--infos', help='EchoFusion info pickle (e.g. kradar_infos_val.pkl)')
@@ -36,7 +36,7 @@ def _parser():
                    help='--results mode: the boxes\' z is the true bottom (add dz/2); EchoFusion models '
                         'output the label centre there')
     p.add_argument('--full', action='store_true',
-                   help="also print each protocol's own table (EchoFusion's text for legacy)")
+                   help="print each protocol's own table and the compact table")
     p.add_argument('--json', help='write {"protocol": ..., "metrics": {...}} (AP in percent) to this file')
     p.add_argument('--plot-dir', help='save a precision-recall PNG per class, metric and IoU, and an overview '
                                       'PNG per class and protocol, here')
@@ -99,10 +99,11 @@ def main(argv=None):
     except ValueError as exc:
         sys.stderr.write('kradar-eval: error: {}\n'.format(exc))
         return 2
-    if args.full:
+    if len(evaluations) == 1 or args.full:   # a single protocol: its own table, as the dataset logs it
         for ev in evaluations:
             sys.stdout.write('=== protocol: {} ===\n{}\n'.format(ev.protocol.name, ev.result_str))
-    sys.stdout.write(report.compact_table(evaluations))
+    if len(evaluations) > 1 or args.full:
+        sys.stdout.write(report.compact_table(evaluations))
     if args.json:
         if len(evaluations) == 1:
             payload = {'protocol': evaluations[0].protocol.name, 'metrics': report.json_metrics(evaluations[0])}

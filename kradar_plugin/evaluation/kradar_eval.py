@@ -3,8 +3,12 @@
 ``evaluate_annos`` does the work and returns an :class:`Evaluation` (APs, curves, counts);
 ``kradar_eval`` returns ``(result_str, ap_dict)`` like EchoFusion's function.
 """
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
+from . import _jit
 from . import ap as ap_mod
 from . import geometry
 from . import statistics
@@ -277,6 +281,15 @@ def _plan(proto, frames, classes, eval_types):
     return metrics, compute_aos, ignores, same_as, n_curves
 
 
+def _threads():
+    """Worker threads for the curves: ``$KRADAR_EVAL_THREADS``, else up to 4 (the compiled kernels release
+    the GIL, so the curves of one evaluation run side by side)."""
+    value = os.environ.get('KRADAR_EVAL_THREADS', '').strip()
+    if value:
+        return max(1, int(value))
+    return max(1, min(4, os.cpu_count() or 1))
+
+
 def _evaluate(proto, prepared, classes, plan, progress):
     from . import report
     metrics, compute_aos, ignores, same_as, _ = plan
@@ -288,31 +301,47 @@ def _evaluate(proto, prepared, classes, plan, progress):
         result.num_gt[(classes[c], k)] = int(np.sum(ign_gt == 0))
     if compute_aos:
         result.aos = np.zeros((len(classes), len(columns), n_iou))
+    args = {}
     for metric in metrics:
-        args = (prepared.overlaps(metric, proto), prepared.pairs.ov_off, frames.gt_off, frames.dt_off,
-                prepared.scores, prepared.gt_alpha, prepared.dt_alpha, _dontcare(frames, metric))
-        aps = np.zeros((len(classes), len(columns), n_iou))
-        for c, cls in enumerate(classes):
-            for k in range(len(columns)):
-                if (c, k) in same_as:
-                    j = same_as[(c, k)]
-                    aps[c, k] = aps[c, j]
-                    if metric == 'bbox' and compute_aos:
-                        result.aos[c, k] = result.aos[c, j]
-                    for i in range(n_iou):
-                        result.curves[(metric, cls, k, i)] = result.curves[(metric, cls, j, i)]
-                    continue
-                ign_gt, ign_dt = ignores[(c, k)]
-                for i, min_overlap in enumerate(proto.iou_thresholds):
-                    value, aos, curve = _one_curve(proto, args, ign_gt, ign_dt, order, float(min_overlap),
-                                                   metric == 'bbox' and compute_aos)
-                    aps[c, k, i] = value
-                    if aos is not None:
-                        result.aos[c, k, i] = aos
-                    result.curves[(metric, cls, k, i)] = curve
-                    if progress is not None:
-                        progress.update(1)
-        result.ap[metric] = aps
+        args[metric] = (prepared.overlaps(metric, proto), prepared.pairs.ov_off, frames.gt_off, frames.dt_off,
+                        prepared.scores, prepared.gt_alpha, prepared.dt_alpha, _dontcare(frames, metric))
+        result.ap[metric] = np.zeros((len(classes), len(columns), n_iou))
+    tasks = [(metric, c, k, i) for metric in metrics for c in range(len(classes)) for k in range(len(columns))
+             if (c, k) not in same_as for i in range(n_iou)]
+
+    def curve(task):
+        metric, c, k, i = task
+        ign_gt, ign_dt = ignores[(c, k)]
+        return _one_curve(proto, args[metric], ign_gt, ign_dt, order, float(proto.iou_thresholds[i]),
+                          metric == 'bbox' and compute_aos)
+
+    def store(task, out):
+        metric, c, k, i = task
+        value, aos, curve_ = out
+        result.ap[metric][c, k, i] = value
+        if aos is not None:
+            result.aos[c, k, i] = aos
+        result.curves[(metric, classes[c], k, i)] = curve_
+        if progress is not None:
+            progress.update(1)
+
+    if tasks:
+        store(tasks[0], curve(tasks[0]))        # the first one compiles (or loads) the kernels
+    threads = min(_threads(), len(tasks) - 1) if _jit.mode()[0] == 'numba' else 1
+    if threads > 1:
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            for task, out in zip(tasks[1:], pool.map(curve, tasks[1:])):
+                store(task, out)
+    else:
+        for task in tasks[1:]:
+            store(task, curve(task))
+    for metric in metrics:
+        for (c, k), j in same_as.items():
+            result.ap[metric][c, k] = result.ap[metric][c, j]
+            if metric == 'bbox' and compute_aos:
+                result.aos[c, k] = result.aos[c, j]
+            for i in range(n_iou):
+                result.curves[(metric, classes[c], k, i)] = result.curves[(metric, classes[c], j, i)]
     result.result_str = report.result_string(result)
     result.ap_dict = report.ap_dict(result)
     return result

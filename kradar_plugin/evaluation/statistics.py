@@ -20,12 +20,14 @@ DontCare box.
 
 A frame's counts depend on ``t`` only through the set of its detections with score >= t, which grows one
 score level at a time as ``t`` falls. :func:`frame_events` walks each frame's levels once, in descending
-score order, and records how tp / fp / fn / AOS similarity change at each level; it re-runs the frame's
-matching only when a newly active detection overlaps some GT above the IoU threshold (any other
-detection can never be assigned, so it only adds a false positive). :func:`counts_at` then sums these
-changes over the detections sorted by descending score and reads the totals at each threshold. The
-counts equal a direct re-matching of every frame at every threshold (the legacy evaluators'
-``fused_compute_statistics``), at a cost independent of the number of thresholds.
+score order, and records how tp / fp / fn / AOS similarity change at each level. A newly active
+detection that overlaps no GT above the IoU threshold can never be assigned: it only adds a false
+positive. One that overlaps a single GT which had no detection changes that GT alone (later GTs never
+saw it). Only otherwise is the frame matched again. :func:`counts_at` (41 KITTI thresholds) and
+:func:`every_score_curve` (every score) then sum these changes over the detections sorted by descending
+score and read the totals at each threshold. The counts equal a direct re-matching of every frame at
+every threshold (the legacy evaluators' ``fused_compute_statistics``), at a cost independent of the
+number of thresholds.
 """
 import numpy as np
 

@@ -189,9 +189,13 @@ def test_cli_end_to_end(tmp_path):
     assert 'Sedan/3d@0.7/0-30m' in payload['metrics']['fixed']
     if has_mpl:
         _check_pngs(plots)
-    single = _run_cli(files + ['--json', out_json, '--full', '--iou-mode', 'hard'], str(tmp_path))
+    single = _run_cli(files + ['--json', out_json, '--iou-mode', 'hard'], str(tmp_path))
     assert single.returncode == 0, single.stderr
-    assert '=== protocol: legacy ===\nSedan AP@0.70, 0.70, 0.70:\nbbox AP:' in single.stdout   # EchoFusion's text
+    # one protocol: its own table, EchoFusion's text for legacy (what the dataset logs online)
+    assert single.stdout.startswith('=== protocol: legacy ===\nSedan AP@0.70, 0.70, 0.70:\nbbox AP:')
+    assert 'class / metric' not in single.stdout
+    full = _run_cli(files + ['--full', '--protocol', 'fixed', '--eval-types', 'bev'], str(tmp_path))
+    assert '=== protocol: fixed ===' in full.stdout and 'fixed by distance' in full.stdout
     payload = json.load(open(out_json))
     assert payload['protocol'] == 'legacy'
     assert set(payload['metrics']) == set('Sedan/{}@0.7'.format(m) for m in ('bev', '3d'))
