@@ -10,11 +10,11 @@ from .result import CheckResult  # noqa: F401  (a namedtuple, stdlib only)
 
 
 def run_checks(assume=None, config=None, train_script=None, compile_test=False, quick=False, probes=None,
-               checkpoint=None):
+               checkpoint=None, probe_model=False):
     """Run every check; see kradar_plugin.doctor.checks.run_checks."""
     from .checks import run_checks as _run_checks
     return _run_checks(assume=assume, config=config, train_script=train_script, compile_test=compile_test,
-                       quick=quick, probes=probes, checkpoint=checkpoint)
+                       quick=quick, probes=probes, checkpoint=checkpoint, probe_model=probe_model)
 
 
 def format_report(results, statuses=None, color=False):

@@ -33,6 +33,14 @@ CHECKS = (
     Check('local-rank', rules.local_rank, ('torch',)),
     Check('dist-timeout', rules.dist_timeout, ('dist-timeout', 'eval-minutes')),
     Check('box-convention', rules.box_convention, ()),
+    Check('sampler', rules.pitfall('sampler'), ()),
+    Check('worker-pickle', rules.pitfall('worker-pickle'), ()),
+    Check('worker-cuda', rules.pitfall('worker-cuda'), ()),
+    Check('import-cuda', rules.pitfall('import-cuda'), ()),
+    Check('ddp-inplace-view', rules.ddp_inplace_view, ()),
+    Check('unused-params', rules.pitfall('unused-params'), ()),
+    Check('shm-batch', rules.shm_batch, ()),
+    Check('leftovers', rules.leftovers, ()),
     Check('probe', rules.probe_errors, ()),
 )
 
@@ -67,9 +75,10 @@ def evaluate(facts, checks=CHECKS):
 
 
 def collect_facts(assume=None, config=None, train_script=None, compile_test=False, quick=False, probes_=None,
-                  checkpoint=None):
+                  checkpoint=None, probe_model=False):
     """The facts to judge: live probes (``probes_`` overrides individual live facts, for tests), then the
-    config's, script's and checkpoint's facts, then ``assume``."""
+    config's, script's and checkpoint's facts (with a config and not ``quick``: the loaders built in a
+    2-process gloo group, see loader_probe), then ``assume``."""
     assumed = environment.parse_assume(assume)
     skip = environment.probe_skips(assumed)
     live = probes.gather(quick=quick, skip=skip)
@@ -80,6 +89,15 @@ def collect_facts(assume=None, config=None, train_script=None, compile_test=Fals
         if 'gpus' in cfg:
             cfg['gpus-for-run'] = cfg.pop('gpus')
         live.update(cfg)
+        if quick:
+            live['loader-probe-skipped'] = 'not in --quick (builds the datasets and loaders in 2 processes)'
+        elif 'pitfalls' not in live and 'loader-probe-error' not in live:
+            from .loader_probe import run_loader_probe
+            start = None
+            if train_script:  # a script that leaves the start method alone gets mmcv init_dist's 'spawn'
+                from .script_facts import script_facts
+                start = None if script_facts(train_script).get('sets-start-method') else 'spawn'
+            live.update(run_loader_probe(config, probe_model=probe_model, start_method=start))
     if train_script:
         from .script_facts import script_facts
         sfacts = script_facts(train_script)
@@ -111,12 +129,14 @@ def _compile(facts, quick):
 
 
 def run_checks(assume=None, config=None, train_script=None, compile_test=False, quick=False, probes=None,
-               checkpoint=None):
+               checkpoint=None, probe_model=False):
     """Run every check: a list of CheckResult(name, status, reason, fix), status OK/SKIP/WARN/FAIL.
 
     assume: 'k=v,...' or a dict of planned versions (judged without importing them); config: an mmcv config
     path; train_script: a training script to parse; compile_test: compile a numba.cuda kernel in a subprocess;
     quick: no subprocess and no new heavy import; probes: {fact: value} replacing live probe results
     (tests inject /dev/shm size, GPUs, driver this way); checkpoint: a checkpoint whose meta names the mmdet3d
-    it was trained with (read without torch)."""
-    return evaluate(collect_facts(assume, config, train_script, compile_test, quick, probes, checkpoint))
+    it was trained with (read without torch); probe_model: with a config, also one CPU forward/backward of
+    the model on one training batch (parameters without gradient vs find_unused_parameters)."""
+    return evaluate(collect_facts(assume, config, train_script, compile_test, quick, probes, checkpoint,
+                                  probe_model))

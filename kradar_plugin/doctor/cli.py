@@ -11,12 +11,18 @@ def build_parser():
         prog='kradar-doctor',
         description='Names broken version pairs (numba/numpy/CUDA/driver, mmcv/mmdet/mmdet3d/mmengine, OpenMMLab '
                     '1.x/2.x mixes, yapf, conda numpy), packages that fail to import, a checkpoint of the other '
-                    'mmdet3d box convention, and launch pitfalls (/dev/shm, sharing strategy, --local-rank, distributed timeout) with '
+                    'mmdet3d box convention, and launch pitfalls (/dev/shm, sharing strategy, --local-rank, distributed '
+                    'timeout, samplers, worker pickling, CUDA in workers, unused parameters, leftover processes) with '
                     'the command that fixes each. Exit code 1 if any check FAILs.')
     p.add_argument('--assume', metavar='K=V,...',
                    help='judge these versions instead of the installed ones (not imported), e.g. '
                         'python=3.7.16,torch=1.10.0,cuda=11.3,mmcv-full=1.4.0,numba=0.48.0,numpy=1.20.3')
-    p.add_argument('--config', help='mmcv config: workers_per_gpu, gpus, dist_params timeout, evaluation')
+    p.add_argument('--config', help='mmcv config: workers_per_gpu, gpus, dist_params timeout, evaluation; without '
+                                    '--quick also builds its datasets and loaders in 2 gloo processes: samplers, '
+                                    'pickling into workers, CUDA in workers/at import, /dev/shm vs batches')
+    p.add_argument('--probe-model', action='store_true',
+                   help='with --config: build the model and run one CPU forward/backward on one training batch '
+                        '(parameters without gradient vs find_unused_parameters)')
     p.add_argument('--train-script', help='training script to check for --local_rank/--local-rank handling')
     p.add_argument('--checkpoint', metavar='PATH',
                    help="checkpoint to evaluate: WARN when its meta's mmdet3d_version uses the other box convention "
@@ -33,7 +39,8 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
         facts = collect_facts(assume=args.assume, config=args.config, train_script=args.train_script,
-                              compile_test=args.compile_test, quick=args.quick, checkpoint=args.checkpoint)
+                              compile_test=args.compile_test, quick=args.quick, checkpoint=args.checkpoint,
+                              probe_model=args.probe_model)
     except ValueError as e:
         sys.stderr.write('kradar-doctor: error: %s\n' % e)
         return 2

@@ -116,6 +116,12 @@ def config_facts(path):
     types = pipeline_types(cfg)
     if types:
         facts['pipeline'] = types
+    if 'find_unused_parameters' in cfg:
+        facts['find-unused-parameters'] = bool(cfg['find_unused_parameters'])
+    elif cfg.get('model_wrapper_cfg') and 'find_unused_parameters' in cfg['model_wrapper_cfg']:
+        facts['find-unused-parameters'] = bool(cfg['model_wrapper_cfg']['find_unused_parameters'])
+    elif cfg.get('runner') or cfg.get('evaluation') or cfg.get('data'):
+        facts['find-unused-parameters'] = False  # mmdet/mmdet3d's train_detector default
     strategy = cfg.get('sharing_strategy') or (cfg.get('env_cfg') or {}).get('sharing_strategy')
     if strategy:
         facts['sharing-strategy'] = strategy

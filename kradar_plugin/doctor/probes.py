@@ -185,6 +185,15 @@ def probe_shm(path='/dev/shm'):
     return st.f_frsize * st.f_blocks
 
 
+def probe_shm_free(path='/dev/shm'):
+    """Free bytes of the shared-memory filesystem (None when it is missing)."""
+    try:
+        st = os.statvfs(path)
+    except (OSError, AttributeError):
+        return None
+    return st.f_frsize * st.f_bavail
+
+
 def probe_nofile():
     """Soft RLIMIT_NOFILE (file descriptors), None where unsupported."""
     try:
@@ -194,11 +203,14 @@ def probe_nofile():
         return None
 
 
+SHM_MANAGER_COMM = 'torch_shm_manager'[:15]  # the kernel keeps 15 characters of a command name
+
+
 def probe_shm_managers(proc='/proc'):
     """Number of running torch_shm_manager processes (leaked by the file_system sharing strategy)."""
     count = 0
     for comm in glob.glob(os.path.join(proc, '[0-9]*', 'comm')):
-        if (_read(comm) or '').strip() == 'torch_shm_manager':
+        if (_read(comm) or '').strip() == SHM_MANAGER_COMM:
             count += 1
     return count
 
@@ -462,8 +474,14 @@ def gather(quick=False, skip=()):
     facts['driver'] = probe_driver()
     facts['gpus'] = probe_gpu_count()
     facts['shm'] = probe_shm()
+    facts['shm-free'] = probe_shm_free()
     facts['nofile'] = probe_nofile()
     facts['shm-managers'] = probe_shm_managers()
+    try:
+        from .pitfalls import probe_leftovers
+        facts['leftovers'] = probe_leftovers()
+    except OSError:
+        facts['leftovers'] = None
     facts['mmcv-ext-file'] = probe_mmcv_ext_file()
     facts['installed-ranges'] = probe_installed_ranges()
     facts.update(loaded_framework_facts())

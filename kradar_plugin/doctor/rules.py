@@ -522,3 +522,59 @@ def probe_errors(facts):
         return [Finding('WARN', 'probing the frameworks in a subprocess failed: %s' % error,
                         'run python -c "import torch, mmcv._ext" to see the full error')]
     return []
+
+
+# ---------------------------------------------------------------- distributed pitfalls (issue 11)
+# Judged on the real loaders by loader_probe (--config, not --quick) and in the eval-only preflight; the
+# judgments live in pitfalls.py (pure), these rules pick them from the facts or apply them to facts.
+def _pitfall_skip(name, facts):
+    if facts.get('loader-probe-error'):
+        if name == 'sampler':
+            return [Finding('WARN', 'the loaders were not checked: %s' % facts['loader-probe-error'],
+                            'make data.train/data.val build (python -m kradar_plugin.doctor.loader_probe shows '
+                            'the whole error), then re-run')]
+        return _skip('the loaders could not be built (see sampler)')
+    if not facts.get('config'):
+        return _skip('needs --config')
+    if facts.get('loader-probe-skipped'):
+        return _skip(facts['loader-probe-skipped'])
+    if name == 'unused-params':
+        return _skip('opt-in: --probe-model (one CPU forward/backward on one training batch)')
+    return _skip('not probed')
+
+
+def pitfall(name):
+    """The rule of check ``name``: the findings the loader probe made for it."""
+    def rule(facts):
+        found = [Finding(d['status'], d['reason'], d.get('fix', '')) for d in facts.get('pitfalls') or ()
+                 if d.get('name') == name]
+        return found or _pitfall_skip(name, facts)
+    rule.__name__ = 'pitfall_' + name.replace('-', '_')
+    return rule
+
+
+def ddp_inplace_view(facts):
+    from .pitfalls import judge_ddp_view
+    r = judge_ddp_view(facts.get('torch'), facts.get('find-unused-parameters'), False, True)
+    return [Finding(r.status, r.reason, r.fix)]
+
+
+def shm_batch(facts):
+    demands = facts.get('loader-demands')
+    if not demands:
+        return _pitfall_skip('shm-batch', facts)
+    from .pitfalls import judge_shm_batch
+    total = facts.get('shm')
+    free = facts.get('shm-free') if 'shm' not in facts.get('assumed', ()) else total
+    r = judge_shm_batch(demands, total, free, facts.get('gpus-for-run') or 1)
+    return [Finding(r.status, r.reason, r.fix)]
+
+
+def leftovers(facts):
+    found = facts.get('leftovers')
+    if found is None:
+        return _skip('not probed')
+    from .pitfalls import judge_leftovers
+    r = judge_leftovers(found, include_managers=False)  # sharing-strategy reports the managers
+    return [Finding(r.status, r.reason, r.fix)]
+

@@ -26,7 +26,9 @@ def _call_name(node):
 
 def script_facts(path):
     """{'declares': sorted option strings, 'reads-env': bool, 'known-args': bool,
-    'sharing-strategy': value passed to set_sharing_strategy or None, 'script': path}.
+    'sharing-strategy': value passed to set_sharing_strategy or None, 'sets-start-method': whether it sets
+    the multiprocessing start method (mmdet's setup_multi_processes or set_start_method; otherwise mmcv's
+    init_dist sets 'spawn' in a distributed run), 'script': path}.
 
     ValueError names the file when it cannot be read or parsed."""
     try:
@@ -37,7 +39,7 @@ def script_facts(path):
         raise ValueError('--train-script: cannot read %r: %s' % (path, e))
     except SyntaxError as e:
         raise ValueError('--train-script: %s does not parse as Python (line %s): %s' % (path, e.lineno, e.msg))
-    declares, reads_env, known_args, strategy = set(), False, False, None
+    declares, reads_env, known_args, strategy, start_method = set(), False, False, None, False
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             name = _call_name(node)
@@ -48,6 +50,8 @@ def script_facts(path):
                             declares.add(s)
             elif name == 'parse_known_args':
                 known_args = True
+            elif name in ('setup_multi_processes', 'set_start_method'):
+                start_method = True
             elif name == 'set_sharing_strategy' and node.args:
                 values = _strings(node.args[0])
                 strategy = values[0] if values else strategy
@@ -55,4 +59,4 @@ def script_facts(path):
             if s == 'LOCAL_RANK':
                 reads_env = True
     return {'script': path, 'declares': sorted(declares), 'reads-env': reads_env, 'known-args': known_args,
-            'sharing-strategy': strategy}
+            'sharing-strategy': strategy, 'sets-start-method': start_method}

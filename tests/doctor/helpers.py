@@ -11,7 +11,7 @@ BLOG = ('python=3.7.16,torch=1.10.0,cuda=11.3,mmcv-full=1.4.0,mmdet=2.19.0,mmseg
 # Facts of this machine that the blog/planned-environment tests must not depend on.
 MACHINE_INDEPENDENT = {'driver': None, 'gpus': 0, 'gpu-cc': None, 'shm': 8 * 2 ** 30, 'nofile': 65536,
                        'shm-managers': 0, 'mmengine': None, 'mmcv-lite': None, 'sharing-strategy': None,
-                       'probe-error': None}
+                       'probe-error': None, 'leftovers': None, 'shm-free': None}
 
 
 def judge(assume, machine=None, **extra):
