@@ -4,17 +4,23 @@
     --cfg-options runner.constructor=EvalOnlyRunnerConstructor [runner.eval_mode=first] [runner.eval_samples=50]
 
 Its own keys are removed from the runner config before the runner is built: ``eval_mode`` ('only' by
-default, 'first', 'off'), ``eval_samples`` and ``base_constructor`` (the constructor that builds the runner,
-mmcv's default unless the config named another). ``KRADAR_EVAL_ONLY``/``KRADAR_EVAL_FIRST``/
-``KRADAR_EVAL_SAMPLES`` override them (``eval_mode``).
+default, 'first', 'off'), ``eval_samples``, ``base_constructor`` (the constructor that builds the runner,
+mmcv's default unless the config named another), ``min_loaded`` (least fraction of the model's parameter
+elements a ``load_from``/``resume_from`` checkpoint must provide, default 0.9, 0 = no check),
+``preflight`` ('auto': the distributed-pitfall checks before a pre-training evaluation; True/False) and
+``probe_model`` (also one forward/backward to find parameters without gradient; default False).
+``KRADAR_EVAL_ONLY``/``KRADAR_EVAL_FIRST``/``KRADAR_EVAL_SAMPLES``/``KRADAR_MIN_LOADED``/
+``KRADAR_PREFLIGHT``/``KRADAR_PROBE_MODEL`` override them.
 """
 from mmcv.runner.builder import RUNNER_BUILDERS
 from mmcv.runner.default_constructor import DefaultRunnerConstructor
 
 from . import eval_mode
+from .checkpoint_guard import install_checkpoint_guard
+from .checkpoint_report import resolve_min_loaded
 from .eval_only_hook import EvalOnlyHook
 
-OWN_KEYS = ('eval_mode', 'eval_samples', 'base_constructor')
+OWN_KEYS = ('eval_mode', 'eval_samples', 'base_constructor', 'min_loaded', 'preflight', 'probe_model')
 
 
 @RUNNER_BUILDERS.register_module()
@@ -31,6 +37,9 @@ class EvalOnlyRunnerConstructor(object):
         samples = runner_cfg.pop('eval_samples', None)
         self.base_constructor = runner_cfg.pop('base_constructor', 'DefaultRunnerConstructor')
         self.mode, self.eval_samples = eval_mode.resolve(mode, samples)
+        self.min_loaded = resolve_min_loaded(runner_cfg.pop('min_loaded', None))
+        self.preflight, self.probe_model = eval_mode.resolve_preflight(runner_cfg.pop('preflight', 'auto'),
+                                                                       runner_cfg.pop('probe_model', False))
         self.runner_cfg = runner_cfg
         self.default_args = default_args
 
@@ -44,8 +53,11 @@ class EvalOnlyRunnerConstructor(object):
 
     def __call__(self):
         runner = self._build_runner()
+        install_checkpoint_guard(runner, self.min_loaded)
         _record_checkpoint_meta(runner)
-        runner.register_hook(EvalOnlyHook(self.mode, self.eval_samples), priority='LOWEST')
+        _record_data_loaders(runner)
+        runner.register_hook(EvalOnlyHook(self.mode, self.eval_samples, preflight=self.preflight,
+                                          probe_model=self.probe_model), priority='LOWEST')
         if self.mode != 'off' or self.eval_samples is not None:
             runner.logger.info('kradar_plugin: eval_mode=%s, eval_samples=%s', self.mode,
                                self.eval_samples if self.eval_samples is not None else 'all')
@@ -65,6 +77,18 @@ def _record_checkpoint_meta(runner):
         return checkpoint
 
     runner.load_checkpoint = load_checkpoint
+
+
+def _record_data_loaders(runner):
+    """Keep the data loaders ``runner.run`` receives as ``runner.kradar_data_loaders`` (the preflight checks
+    the training loaders' samplers and workers before the first iteration)."""
+    run = runner.run
+
+    def run_recording(data_loaders, *args, **kwargs):
+        runner.kradar_data_loaders = data_loaders
+        return run(data_loaders, *args, **kwargs)
+
+    runner.run = run_recording
 
 
 class EnvSwitchRunnerConstructor(EvalOnlyRunnerConstructor):

@@ -3,7 +3,9 @@
 Modes: ``'only'`` (evaluate once, train nothing), ``'first'`` (evaluate once, then train normally),
 ``'off'`` (train normally; the evaluation guards still apply). Environment variables, for users who keep
 their own launch scripts, override the config: ``KRADAR_EVAL_ONLY=1``, ``KRADAR_EVAL_FIRST=1``
-(``=0`` turns a mode off), ``KRADAR_EVAL_SAMPLES=N``.
+(``=0`` turns a mode off), ``KRADAR_EVAL_SAMPLES=N``; and for the checks before the first evaluation
+``KRADAR_MIN_LOADED=<fraction>`` (``runner.min_loaded``), ``KRADAR_PREFLIGHT=0|1`` (``runner.preflight``)
+and ``KRADAR_PROBE_MODEL=0|1`` (``runner.probe_model``).
 """
 import os
 
@@ -11,6 +13,10 @@ MODES = ('only', 'first', 'off')
 ENV_ONLY = 'KRADAR_EVAL_ONLY'
 ENV_FIRST = 'KRADAR_EVAL_FIRST'
 ENV_SAMPLES = 'KRADAR_EVAL_SAMPLES'
+ENV_MIN_LOADED = 'KRADAR_MIN_LOADED'
+ENV_PREFLIGHT = 'KRADAR_PREFLIGHT'
+ENV_PROBE_MODEL = 'KRADAR_PROBE_MODEL'
+PREFLIGHT_MODES = ('auto', True, False)
 _TRUE = ('1', 'true', 'yes', 'on')
 _FALSE = ('0', 'false', 'no', 'off', '')
 
@@ -48,10 +54,40 @@ def check_samples(samples, source='eval_samples'):
 
 
 def env_requests_switch(environ=None):
-    """True when the environment asks for eval-only, eval-first or an evaluation subset."""
+    """True when the environment asks for eval-only, eval-first, an evaluation subset, a checkpoint
+    threshold, the preflight or the model probe."""
     environ = os.environ if environ is None else environ
     return bool(_env_flag(environ, ENV_ONLY) or _env_flag(environ, ENV_FIRST)
-                or environ.get(ENV_SAMPLES, '').strip())
+                or environ.get(ENV_SAMPLES, '').strip() or environ.get(ENV_MIN_LOADED, '').strip()
+                or _env_flag(environ, ENV_PREFLIGHT) or _env_flag(environ, ENV_PROBE_MODEL))
+
+
+def check_flag(value, source):
+    """A boolean config value (True/False, 1/0 or their strings from --cfg-options)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+        return value.strip().lower() in _TRUE
+    raise ValueError('{}={!r}: expected True or False'.format(source, value))
+
+
+def resolve_preflight(preflight='auto', probe_model=False, environ=None):
+    """(preflight, probe_model): preflight 'auto' (before a pre-training evaluation), True (also in normal
+    training) or False; probe_model: one forward/backward to find parameters without gradient (opt-in).
+    ``KRADAR_PREFLIGHT`` / ``KRADAR_PROBE_MODEL`` override the config."""
+    environ = os.environ if environ is None else environ
+    if not (isinstance(preflight, str) and preflight == 'auto'):
+        preflight = check_flag(preflight, 'runner.preflight')
+    probe_model = check_flag(probe_model, 'runner.probe_model')
+    env = _env_flag(environ, ENV_PREFLIGHT)
+    if env is not None:
+        preflight = env
+    env = _env_flag(environ, ENV_PROBE_MODEL)
+    if env is not None:
+        probe_model = env
+    return preflight, probe_model
 
 
 def resolve(mode='only', samples=None, environ=None):

@@ -10,23 +10,39 @@ written or removed), ``runner.mode='val'``, ``_do_evaluate`` (every rank infers 
 / iteration 0: nothing trained yet). Eval-only then sets the runner's max epochs/iterations to the current
 ones: no training iteration runs, no checkpoint is saved, ``after_run`` hooks still run.
 The evaluation guards (``eval_guard``) and ``eval_samples`` subsetting apply in every mode.
+
+Before a pre-training evaluation (and in every mode with ``preflight=True``) the distributed pitfalls are
+checked on the job's own loaders (``preflight``); the evaluation uses the checkpoint's EMA weights the way
+the evaluation after an epoch would (``ema``); without any checkpoint one line says that the initial
+weights are evaluated.
 """
 from mmcv.runner import HOOKS, EvalHook, Hook, LoggerHook
 
+from .ema import checkpoint_ema_weights
 from .eval_guard import check_collection, guard_eval_hook, uses_standard_collection
-from .eval_mode import check_mode, check_samples
+from .eval_mode import check_flag, check_mode, check_samples
 from .eval_subset import subset_eval_hook
 
 
 @HOOKS.register_module()
 class EvalOnlyHook(Hook):
-    """Evaluate once before training; ``mode``: 'only' | 'first' | 'off'; ``eval_samples``: first N."""
+    """Evaluate once before training; ``mode``: 'only' | 'first' | 'off'; ``eval_samples``: first N;
+    ``preflight``: 'auto' (before a pre-training evaluation) | True | False; ``probe_model``: the preflight
+    also runs one forward/backward to find parameters without gradient."""
 
-    def __init__(self, mode='only', eval_samples=None, guard=True):
+    def __init__(self, mode='only', eval_samples=None, guard=True, preflight='auto', probe_model=False):
         self.mode = check_mode(mode)
         self.eval_samples = check_samples(eval_samples)
         self.guard = guard
+        if not (isinstance(preflight, str) and preflight == 'auto'):
+            preflight = check_flag(preflight, 'preflight')
+        self.preflight = preflight
+        self.probe_model = check_flag(probe_model, 'probe_model')
         self.evaluated = 0
+        self.preflight_results = None
+
+    def wants_preflight(self):
+        return self.mode != 'off' if self.preflight == 'auto' else bool(self.preflight)
 
     def eval_hooks(self, runner):
         return [h for h in runner.hooks if isinstance(h, EvalHook)]
@@ -38,9 +54,13 @@ class EvalOnlyHook(Hook):
                 'eval_mode={!r} needs an evaluation hook, but the runner has none: run without '
                 '--no-validate and with an `evaluation = dict(...)` and `data.val` in the config'.format(
                     self.mode))
-        for hook in hooks:
-            if self.eval_samples is not None:
+        if self.eval_samples is not None:
+            for hook in hooks:
                 subset_eval_hook(hook, self.eval_samples, runner.logger)
+        if self.wants_preflight():
+            from .preflight import run_preflight
+            self.preflight_results = run_preflight(runner, hooks, self.probe_model)
+        for hook in hooks:
             if self.guard:
                 if uses_standard_collection(hook):
                     check_collection(hook.dataloader)
@@ -50,6 +70,10 @@ class EvalOnlyHook(Hook):
                 guard_eval_hook(hook)
         if self.mode == 'off':
             return
+        if getattr(runner, 'kradar_checkpoint_guard', False) and \
+                getattr(runner, 'kradar_checkpoint_report', None) is None:
+            runner.logger.info('kradar_plugin eval-%s: no checkpoint loaded (load_from/resume_from not set): '
+                               'evaluating the initial weights of the model', self.mode)
         for hook in hooks:
             self.evaluate_now(runner, hook)
             if self.mode == 'first':
@@ -67,7 +91,8 @@ class EvalOnlyHook(Hook):
         runner.logger.info('kradar_plugin eval-%s: evaluating %d validation samples before training',
                            self.mode, len(hook.dataloader.dataset))
         try:
-            hook._do_evaluate(runner)
+            with checkpoint_ema_weights(runner):
+                hook._do_evaluate(runner)
             self.log_metrics(runner)
         finally:
             (hook.interval, hook.start, hook.save_best, runner.mode, runner.data_loader) = saved

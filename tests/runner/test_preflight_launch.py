@@ -1,0 +1,54 @@
+"""The eval-only preflight in real 2-process launches: a project loader whose sampler ignores rank plus a
+model with an unused head (our tools/train.py, runner.probe_model=True), and a lambda in the pipeline with
+spawn workers (mmdet's unmodified tools/train.py with KRADAR_EVAL_ONLY=1, mp_start_method='spawn'): every
+rank stops with the same FAIL lines before the first evaluation; and the healthy pipeline with one fork
+worker per rank passes and evaluates."""
+import os.path as osp
+
+from .launch_utils import CONFIGS, dist_train, torchrun_script
+from .test_eval_only_launch import MMDET_TRAIN
+
+
+def fail_lines(output):
+    return [l.strip() for l in output.splitlines() if l.strip().startswith('FAIL ')]
+
+
+def test_rank_unaware_sampler_and_unused_head_stop_every_rank(tmp_path):
+    job = dist_train(tmp_path / 'train', 2, '--eval-only', '--cfg-options', 'runner.probe_model=True',
+                     config=osp.join(CONFIGS, 'toy_pitfalls_train.py'))
+    assert job.returncode != 0, job.describe()
+    for rank in (0, 1):
+        assert '[rank %d/2] kradar_plugin preflight: 2 check(s) FAILED before the first evaluation' % rank \
+            in job.output, job.describe()
+    fails = fail_lines(job.output)
+    assert any(l.startswith('FAIL  sampler') and 'ToyRankUnawareSampler (not a DistributedSampler) is not '
+               'rank-aware' in l for l in fails), fails
+    assert any(l.startswith('FAIL  unused-params') and 'aux_head (2)' in l for l in fails), fails
+    assert 'fix: find_unused_parameters = True' in job.output
+    assert job.val_records() == [] and 'Epoch(val)' not in job.output
+
+
+def test_lambda_with_spawn_workers_stops_every_rank(tmp_path):
+    job = torchrun_script(MMDET_TRAIN, tmp_path / 'spawn', 2, config=osp.join(CONFIGS, 'toy_pitfalls_spawn.py'),
+                          env={'KRADAR_EVAL_ONLY': '1'})
+    assert job.returncode != 0, job.describe()
+    for rank in (0, 1):
+        assert '[rank %d/2] kradar_plugin preflight: 2 check(s) FAILED' % rank in job.output, job.describe()
+    fails = [l for l in fail_lines(job.output) if l.startswith('FAIL  worker-pickle')]
+    assert fails and all('start method spawn' in l and 'dataset.pipeline.transforms[0].fn' in l for l in fails)
+    assert job.val_records() == []
+
+
+def test_healthy_workers_pass_and_the_evaluation_runs(tmp_path):
+    """mmdet's train.py sets the config's mp_start_method (default fork) before init_dist."""
+    job = torchrun_script(MMDET_TRAIN, tmp_path / 'ok', 2, config=osp.join(CONFIGS, 'toy_pipeline.py'),
+                          env={'KRADAR_EVAL_ONLY': '1'})
+    assert job.returncode == 0, job.describe()
+    assert 'kradar_plugin preflight (2 rank(s))' in job.output and 'kradar_plugin preflight: OK' in job.output
+    for name in ('train', 'val'):
+        assert '%s: a worker (start method fork) loaded and collated a sample without touching CUDA' % name \
+            in job.output, job.describe()
+    assert 'val: 1 worker(s), start method fork: dataset, collate_fn and worker_init_fn pickle' in job.output
+    (val,) = job.val_records()
+    assert val['toy/num_samples'] == 9
+
