@@ -129,19 +129,28 @@ class KRadarEvalMixin(object):
         _print_log('K-Radar evaluation: raw results of {} frames saved to {}'.format(len(results), path),
                    logger=logger)
         protocol = protocol or getattr(self, 'eval_protocol', None) or 'legacy'
-        ann_file = getattr(self, 'ann_file', None) or '<info pickle>'
         try:
             flat = self._kradar_evaluate(results, protocol, logger, kwargs)
             self._kradar_echofusion_outputs(results, pklfile_prefix, submission_prefix, logger)
         except Exception:
             _print_log('K-Radar evaluation failed; the results are kept in {}. Re-run offline with:\n'
-                       '  kradar-eval --infos {} --results {} --classes {} --protocol {}'.format(
-                           path, ann_file, path, ' '.join("'{}'".format(c) for c in self.CLASSES), protocol),
+                       '  {}'.format(path, self._kradar_offline_command(path, protocol, kwargs)),
                        logger=logger, level=logging.ERROR)
             raise
         if show and hasattr(self, 'show'):
             self.show(results, out_dir, pipeline=pipeline)
         return flat
+
+    def _kradar_offline_command(self, path, protocol, kwargs):
+        """The ``kradar-eval`` command that repeats this evaluation on the saved results."""
+        from kradar_plugin.datasets.box_convention import resolve_box_convention
+        convention = resolve_box_convention(kwargs.get('box_convention', getattr(self, 'box_convention', None)))
+        parts = ['kradar-eval', '--infos', getattr(self, 'ann_file', None) or '<info pickle>', '--results', path,
+                 '--classes'] + ["'{}'".format(c) for c in self.CLASSES] + [
+                     '--protocol', protocol, "--box-convention '{}'".format(convention)]
+        if kwargs.get('dt_z_is_bottom', getattr(self, 'results_z_is_bottom', False)):
+            parts.append('--dt-z-is-bottom')
+        return ' '.join(parts)
 
     def _kradar_evaluate(self, results, protocol, logger, kwargs):
         from kradar_plugin.datasets.kradar_format import evaluate_results

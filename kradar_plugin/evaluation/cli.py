@@ -35,6 +35,9 @@ def _parser():
     p.add_argument('--dt-z-is-bottom', action='store_true',
                    help='--results mode: the boxes\' z is the true bottom (add dz/2); EchoFusion models '
                         'output the label centre there')
+    p.add_argument('--box-convention', choices=['mmdet3d<1.0', 'mmdet3d>=1.0'], default=None,
+                   help="--results mode: the mmdet3d box convention the model was trained under "
+                        "(default: the installed mmdet3d's; 'mmdet3d<1.0' without mmdet3d)")
     p.add_argument('--full', action='store_true',
                    help="print each protocol's own table and the compact table")
     p.add_argument('--json', help='write {"protocol": ..., "metrics": {...}} (AP in percent) to this file')
@@ -80,7 +83,7 @@ def _evaluations(args):
     out = []
     for name in names:   # the frame policy (dropped frames, detection ROI) is a protocol setting
         gt, dt, _, proto = build_annos(infos, results, args.classes, name, dt_z_is_bottom=args.dt_z_is_bottom,
-                                       **overrides)
+                                       box_convention=args.box_convention, **overrides)
         bar = make_bar(len(gt), not args.no_progress)
         out.extend(evaluate_protocols(gt, dt, args.classes, [proto], args.iou_mode, args.eval_types, progress=bar))
     return out

@@ -113,6 +113,40 @@ def test_unknown_evaluation_option_is_dropped_with_one_warning(on_project_path, 
     assert sorted(k.rsplit('@', 1)[1] for k in metrics if '@' in k) == ['0.5'] * 3
 
 
+def test_checkpoint_of_the_other_box_convention_is_warned_once(on_project_path, caplog):
+    """The runner adapter hands the loaded checkpoint's meta to the dataset; a checkpoint trained under
+    mmdet3d 0.17.3 evaluated with rc6 installed gets one warning naming both and the fix."""
+    import logging
+    dataset, _ = build_val_dataset()
+    results = noisy_predictions(dataset, seed=4)
+    ours = patched(dataset)
+    ours.kradar_checkpoint_meta = {'mmdet3d_version': '0.17.3', 'epoch': 24}
+    with caplog.at_level(logging.INFO):
+        ours.evaluate(results, logger='root')
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and '0.17.3' in r.getMessage()]
+    assert len(warned) == 1, caplog.text[-3000:]
+    assert "box_convention='mmdet3d<1.0'" in warned[0]
+    notes = [r.getMessage() for r in caplog.records if "'legacy' protocol = EchoFusion's kradar_eval" in r.getMessage()]
+    assert len(notes) == 1
+    caplog.clear()
+    ours.kradar_checkpoint_meta = {'mmdet3d_version': '1.0.0rc6'}
+    with caplog.at_level(logging.INFO):
+        ours.evaluate(results, logger='root')
+    assert not [r for r in caplog.records if r.levelno == logging.WARNING], caplog.text[-3000:]
+
+
+def test_failed_evaluation_names_the_saved_results_and_the_offline_command(on_project_path, caplog, tmp_path):
+    import logging
+    dataset, _ = build_val_dataset()
+    results = noisy_predictions(dataset, seed=5)[:-1]  # one frame short: as after a broken collection
+    with caplog.at_level(logging.ERROR), pytest.raises(ValueError, match='results for {} frames'.format(len(dataset))):
+        patched(dataset).evaluate(results, logger='root', pklfile_prefix=str(tmp_path / 'x'))
+    saved = str(tmp_path / 'x_results.pkl')
+    assert osp.isfile(saved)
+    assert ("kradar-eval --infos {} --results {} --classes 'Sedan' --protocol legacy "
+            "--box-convention 'mmdet3d>=1.0'".format(dataset.ann_file, saved)) in caplog.text
+
+
 CRASH = """
 import mmdet3d.core.evaluation.kitti_utils.rotate_iou
 print('IMPORTED')

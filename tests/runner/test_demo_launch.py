@@ -41,7 +41,8 @@ def val_metrics(job):
 
 def kradar_eval(infos, results):
     return run([sys.executable, '-m', 'kradar_plugin.evaluation.cli', '--infos', infos, '--results', results,
-                '--dt-z-is-bottom', '--protocol', 'legacy'], osp.dirname(results))
+                '--dt-z-is-bottom', '--box-convention', 'mmdet3d<1.0', '--protocol', 'legacy'],
+               osp.dirname(results))
 
 
 def test_demo_one_vs_two_processes_identical(tmp_path, demo_root):
