@@ -3,6 +3,8 @@
 #   tools/setup_env.sh full  [.venv]        torch 2.0.1 + mmcv-full 1.7.0 (CPU ops) + mmdet 2.28.2 + mmdet3d
 #                                            1.0.0rc6 + numba (numpy 1.23.5: mmdet3d rc6 uses np.bool/np.int)
 #   tools/setup_env.sh light [.venv-light]  newest numpy 2.x + numba, no torch/mmcv (core tests)
+#   tools/setup_env.sh mm2   [.venv-mm2]    OpenMMLab 2.0: torch 2.0.1 + mmengine 0.10.7 + mmcv 2.1.0 (CPU ops,
+#                                            compiled like mmcv-full) + mmdet 3.3.0 + mmdet3d 1.4.0, numpy 1.26.4
 # Idempotent: a stamp keyed by the requirement files makes a second run take seconds.
 # mmcv-full is compiled once (9-18 min on 2 cores) and the wheel kept in a cache keyed by the torch
 # version and Python tag (the file name carries the mmcv version), so a later torch pin can never load an
@@ -14,7 +16,8 @@ cd "$root"
 case "$kind" in
   full)  venv=${2:-.venv};       reqs="requirements/stack.txt requirements/mmcv.txt requirements/mmdet3d.txt requirements/mmdet3d-runtime.txt requirements/tests.txt requirements/runtime.txt setup.py" ;;
   light) venv=${2:-.venv-light}; reqs="requirements/light.txt requirements/tests.txt requirements/runtime.txt setup.py" ;;
-  *) echo "usage: $0 full|light [VENV]" >&2; exit 2 ;;
+  mm2)   venv=${2:-.venv-mm2};   reqs="requirements/mm2-stack.txt requirements/mm2-mmcv.txt requirements/mm2-mmdet3d.txt requirements/mm2-runtime.txt requirements/tests.txt requirements/runtime.txt setup.py" ;;
+  *) echo "usage: $0 full|light|mm2 [VENV]" >&2; exit 2 ;;
 esac
 PY=${PYTHON:-python3}
 key=$(cat $reqs tools/setup_env.sh | sha256sum | cut -c1-16)
@@ -31,6 +34,40 @@ if [ "$kind" = light ]; then
   $pip install -q --no-deps -e .
   rm -f "$venv"/.kradar-env-light-*; touch "$stamp"
   echo "[env] $venv ready (light): $("$venv/bin/python" -c 'import numpy, numba; print("numpy", numpy.__version__, "numba", numba.__version__)')"
+  exit 0
+fi
+if [ "$kind" = mm2 ]; then
+  $pip install -q -r requirements/mm2-stack.txt -r requirements/tests.txt
+  torch_ver=$("$venv/bin/python" -c 'import torch; print(torch.__version__)')
+  py_tag=$("$venv/bin/python" -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
+  cache=${KRADAR_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kradar_plugin/wheels}/torch-$torch_ver-$py_tag
+  mmcv_spec=$(grep -E '^mmcv==' requirements/mm2-mmcv.txt)
+  mmcv_ver=${mmcv_spec#*==}
+  if ! "$venv/bin/python" -c "import mmcv, mmcv._ext, sys; sys.exit(mmcv.__version__ != '$mmcv_ver')" 2>/dev/null; then
+    whl=$(ls "$cache"/mmcv-"$mmcv_ver"-*.whl 2>/dev/null | head -n1 || true)
+    if [ -z "$whl" ]; then
+      echo "[env] compiling $mmcv_spec with CPU ops against torch $torch_ver (10-20 min on 2 cores, once)"
+      mkdir -p "$cache"
+      MMCV_WITH_OPS=1 FORCE_CUDA=0 MAX_JOBS=${MAX_JOBS:-$(nproc)} \
+        $pip wheel --no-deps --no-build-isolation --no-binary mmcv -w "$cache" "$mmcv_spec"
+      whl=$(ls "$cache"/mmcv-"$mmcv_ver"-*.whl | head -n1)
+    fi
+    $pip install -q --no-deps --force-reinstall "$whl"
+  fi
+  $pip install -q "$(grep -E '^mmdet==' requirements/mm2-mmcv.txt)" -r requirements/mm2-stack.txt
+  # mmdet3d and the packages whose own pins are not needed: no dependency resolution (see the file)
+  $pip install -q --no-deps --no-build-isolation -r requirements/mm2-mmdet3d.txt
+  $pip install -q -r requirements/mm2-runtime.txt -r requirements/mm2-stack.txt
+  $pip install -q --no-deps --no-build-isolation -e .
+  "$venv/bin/python" - <<'PY'
+import numpy, torch, mmengine, mmcv, mmcv._ext, mmdet, mmdet3d, numba
+import mmdet3d.models, mmdet3d.datasets, mmdet3d.evaluation  # noqa: F401  (mmdet3d's whole import chain)
+print('[env] ready (mm2): torch', torch.__version__, 'numpy', numpy.__version__, 'numba', numba.__version__,
+      'mmengine', mmengine.__version__, 'mmcv', mmcv.__version__, 'mmdet', mmdet.__version__,
+      'mmdet3d', mmdet3d.__version__)
+assert numpy.__version__.startswith('1.'), 'numpy %s: torch 2.0/2.1 need numpy 1.x' % numpy.__version__
+PY
+  rm -f "$venv"/.kradar-env-mm2-*; touch "$stamp"
   exit 0
 fi
 $pip install -q -r requirements/stack.txt -r requirements/tests.txt
