@@ -1,0 +1,18 @@
+"""mmengine adapters (OpenMMLab 2.0 stack: mmengine, mmcv 2.x, mmdet 3.x, mmdet3d 1.x): eval-only /
+eval-first / eval-samples launches, exact distributed evaluation with fail-fast, CPU (gloo) multi-process
+runs, and the K-Radar metric.
+
+Imported by ``kradar_plugin`` when mmengine is importable. Importing it:
+- registers ``EvalOnlyHook`` (mmengine ``HOOKS``), ``EvalOnlyRunner`` (``RUNNERS``) and ``KRadarMetric``
+  (``METRICS``), found from any scope (mmdet3d's registries fall back to mmengine's);
+- if ``KRADAR_EVAL_ONLY``/``KRADAR_EVAL_FIRST``/``KRADAR_EVAL_SAMPLES`` is set, makes ``Runner.from_cfg``
+  build runners that obey it (a config with only the ``custom_imports`` line and an unmodified
+  ``tools/train.py``).
+mmdet3d 1.x components (the K-Radar dataset of the 2.0 demo) are in ``kradar_plugin.engine.mmdet3d``.
+"""
+from .collection import CollectionError, check_rank_indices, check_results, collected_order  # noqa: F401
+from .eval_only_hook import EvalOnlyHook  # noqa: F401
+from .kradar_metric import KRadarMetric  # noqa: F401
+from .runner import EvalOnlyRunner, install_env_switch, with_eval_switch  # noqa: F401
+
+install_env_switch()

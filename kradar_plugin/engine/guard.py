@@ -1,0 +1,144 @@
+"""Guards around mmengine's validation loop: exact collection, nothing lost, fail fast.
+
+- before the first evaluation every rank shares its sampler indices and the job refuses a sampler whose
+  collected order would not be exactly ``0 .. len(dataset) - 1`` (``collection.check_rank_indices``);
+- on rank 0, before each metric's ``compute_metrics`` runs, the collected results are checked (exactly
+  ``len(dataset)`` of them, no ``sample_idx`` twice) and pickled under ``work_dir/eval_results/``; if the
+  metric raises, the message names the pickle (and, for ``KRadarMetric``, the ``kradar-eval`` command that
+  re-runs the evaluation offline);
+- any exception in inference, collection or the metric on any rank of a multi-process job prints that
+  rank's traceback tagged with its rank and ends the process at once (``failfast``), so its peers are not
+  left waiting in a collective until the distributed timeout: the launcher sees the failure and stops the
+  job. One-process runs raise as usual.
+"""
+import os
+import os.path as osp
+import pickle
+import sys
+
+from ._mmcv_free import failfast
+from .collection import check_rank_indices, check_results
+
+RESULTS_DIR = 'eval_results'
+
+
+def dist_info():
+    """(rank, world size); (0, 1) without an initialised process group."""
+    try:
+        import torch.distributed as dist
+        if dist.is_available() and dist.is_initialized():
+            return dist.get_rank(), dist.get_world_size()
+    except ImportError:
+        pass
+    return 0, 1
+
+
+def loader_indices(loader):
+    """The dataset indices this rank's loader will visit, in order."""
+    sampler = getattr(loader, 'sampler', None)
+    if sampler is None:
+        return list(range(len(loader.dataset)))
+    return [int(i) for i in iter(sampler)]
+
+
+def check_collection(loader):
+    """Collective (every rank calls it): raise CollectionError if collection would be inexact."""
+    _, world = dist_info()
+    indices = loader_indices(loader)
+    if world > 1:
+        from mmengine.dist import all_gather_object
+        gathered = all_gather_object(indices)
+    else:
+        gathered = [indices]
+    check_rank_indices(gathered, len(loader.dataset))
+
+
+def results_tag(runner):
+    """``epoch_E`` / ``iter_I``: the epochs (iterations) trained when the evaluation ran (0 = before)."""
+    from mmengine.runner import IterBasedTrainLoop
+    loop = getattr(runner, '_train_loop', None)
+    if isinstance(loop, IterBasedTrainLoop):
+        return 'iter_{}'.format(runner.iter)
+    return 'epoch_{}'.format(runner.epoch if loop is not None and not isinstance(loop, dict) else 0)
+
+
+def save_results(results, work_dir, tag):
+    """Pickle the collected results under ``work_dir/eval_results/results_<tag>.pkl``; returns the path."""
+    out_dir = osp.join(work_dir or '.', RESULTS_DIR)
+    os.makedirs(out_dir, exist_ok=True)
+    path = osp.abspath(osp.join(out_dir, 'results_{}.pkl'.format(tag)))
+    tmp = path + '.tmp{}'.format(os.getpid())
+    with open(tmp, 'wb') as f:
+        pickle.dump(results, f, protocol=4)
+    os.replace(tmp, path)
+    return path
+
+
+def offline_note(metric, path, count):
+    """What to tell the user when ``metric.compute_metrics`` failed: where the collected results are, and
+    the offline command when the metric saved its own files first (``KRadarMetric``)."""
+    note = '{}.compute_metrics failed; the {} collected results are saved in\n  {}'.format(
+        type(metric).__name__, count, path)
+    own = getattr(metric, 'last_results_file', None)
+    command = getattr(metric, 'offline_eval_command', None)
+    if own and callable(command):
+        try:
+            note += '\nRe-run the evaluation offline with:\n  {}'.format(command(own))
+        except Exception:  # the note must never hide the original error
+            pass
+    return note
+
+
+def guard_metrics(runner, loop):
+    """Wrap ``compute_metrics`` of every metric of ``loop.evaluator`` (instance attributes; classes untouched)."""
+    metrics = list(getattr(loop.evaluator, 'metrics', []))
+    for number, metric in enumerate(metrics):
+        if getattr(metric, '_kradar_guarded', False):
+            continue
+        suffix = '' if len(metrics) == 1 else '_{}{}'.format(type(metric).__name__, number)
+        metric.compute_metrics = _guarded_compute(runner, loop, metric, metric.compute_metrics, suffix)
+        metric._kradar_guarded = True
+        metric.kradar_collected_file = None
+
+
+def _guarded_compute(runner, loop, metric, compute, suffix):
+    def compute_metrics(results):
+        check_results(results, len(loop.dataloader.dataset), type(metric).__name__)
+        path = save_results(results, runner.work_dir, results_tag(runner) + suffix)
+        metric.kradar_collected_file = path
+        if hasattr(metric, 'last_results_file'):
+            metric.last_results_file = None  # set again by a metric that saves its own files
+        runner.logger.info('%d collected results saved to %s before %s.compute_metrics', len(results), path,
+                           type(metric).__name__)
+        try:
+            return compute(results)
+        except Exception:
+            loop._kradar_note = offline_note(metric, path, len(results))
+            raise
+    return compute_metrics
+
+
+def guard_loop(loop):
+    """Make ``loop.run`` fail fast in multi-process jobs (instance attribute)."""
+    if getattr(loop, '_kradar_guarded', False):
+        return loop
+    run = loop.run
+    loop._kradar_note = None
+
+    def guarded_run():
+        loop._kradar_note = None
+        try:
+            return run()
+        except Exception as exc:
+            _, world = dist_info()
+            if world > 1:
+                failfast.report_and_exit(exc, 'evaluation (inference, result collection or compute_metrics)',
+                                         extra=loop._kradar_note)
+            if loop._kradar_note:
+                sys.stderr.write(loop._kradar_note + '\n')
+                sys.stderr.flush()
+            raise
+
+    loop.run = guarded_run
+    loop._kradar_guarded = True
+    return loop

@@ -1,0 +1,223 @@
+"""``KRadarMetric`` (mmengine ``METRICS``): the K-Radar evaluation of ``kradar_plugin.evaluation`` for
+OpenMMLab 2.0 runners -- the same protocols ('legacy', 'revised', 'fixed') and the same metric keys as the
+mmcv 1.x ``evaluate`` (``pts_bbox/<kradar_eval key>``) -- fed from ``Det3DDataSample`` predictions
+(``pred_instances_3d``: ``bboxes_3d``, ``scores_3d``, ``labels_3d``) and the K-Radar infos of ``ann_file``
+(EchoFusion's info list, or a dict holding it under ``infos``/``data_list``), matched by ``sample_idx``
+(the position of the frame in that list, as mmengine datasets number their samples).
+
+    val_evaluator = dict(type='KRadarMetric', ann_file=data_root + 'kradar_infos_val.pkl', protocol='fixed')
+
+How the boxes are read: ``box_convention`` (the mmdet3d the model was trained under; None = the dataset's
+``metainfo['box_convention']``, else the installed mmdet3d's) and ``dt_z_is_bottom`` (None = the dataset's
+``metainfo['results_z_is_bottom']``, else False as for EchoFusion's models); see
+``kradar_plugin.datasets.box_convention``. The collected results are pickled (numpy only, frame order)
+before the evaluation runs, with the infos of the evaluated frames next to them, so a failing evaluation
+loses nothing and ``evaluate_saved`` re-runs it offline.
+"""
+import json
+import logging
+import os
+import os.path as osp
+import pickle
+import tempfile
+import time
+
+import numpy as np
+from mmengine.evaluator import BaseMetric
+from mmengine.logging import print_log
+from mmengine.registry import METRICS
+
+from kradar_plugin.datasets.result_io import leaf_to_numpy, write_results_pickle
+from kradar_plugin.evaluation.protocols import (ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE,
+                                                PROTOCOL_NAMES)
+
+#: result branch of the 1.x ``evaluate`` keys, and the metrics evaluated on it
+BRANCH = 'pts_bbox'
+DEFAULT_EVAL_TYPES = ('bbox', 'bev', '3d')
+
+
+def _field(obj, name):
+    """``obj[name]`` for dicts (``Evaluator.process`` hands metrics ``to_dict()``-ed samples), else
+    ``getattr``."""
+    if isinstance(obj, dict):
+        return obj[name]
+    return getattr(obj, name)
+
+
+def load_kradar_infos(ann_file):
+    """The per-frame K-Radar info list of ``ann_file``."""
+    with open(ann_file, 'rb') as f:
+        infos = pickle.load(f)
+    if isinstance(infos, dict):
+        for key in ('infos', 'data_list'):
+            if isinstance(infos.get(key), list):
+                return infos[key]
+        raise ValueError("{}: a dict without an 'infos'/'data_list' list".format(ann_file))
+    if not isinstance(infos, list):
+        raise ValueError('{}: expected a list of per-frame info dicts, got {}'.format(
+            ann_file, type(infos).__name__))
+    return infos
+
+
+def _logger_dir():
+    """The directory of the current MMLogger's log file (the runner's work_dir/<timestamp>), or None."""
+    from mmengine.logging import MMLogger
+    if not MMLogger.check_instance_created(MMLogger.get_current_instance().instance_name):
+        return None
+    for handler in MMLogger.get_current_instance().handlers:
+        filename = getattr(handler, 'baseFilename', None)
+        if filename:
+            return osp.dirname(filename)
+    return None
+
+
+@METRICS.register_module()
+class KRadarMetric(BaseMetric):
+    """K-Radar AP (``kradar_plugin.evaluation``) for mmengine evaluators; see the module docstring.
+
+    Args: ``ann_file`` (K-Radar info pickle), ``classes`` (default: the dataset's ``metainfo['classes']``),
+    ``protocol`` ('legacy' | 'revised' | 'fixed'), ``eval_types`` (default bbox, bev, 3d),
+    ``pcd_limit_range``/``azi_limit_range`` (EchoFusion's ROI by default), ``dt_z_is_bottom``,
+    ``box_convention``, ``results_dir`` (where the results pickle goes; default the log directory, else the
+    temp dir), ``collect_device``, ``prefix`` (none by default: keys as the 1.x ``evaluate``), and protocol
+    settings (``distance_edges=...``, ``iou_mode=...``).
+    """
+
+    default_prefix = None
+
+    def __init__(self, ann_file, classes=None, protocol='legacy', eval_types=DEFAULT_EVAL_TYPES,
+                 pcd_limit_range=ECHOFUSION_PCD_LIMIT_RANGE, azi_limit_range=ECHOFUSION_AZIMUTH_RANGE,
+                 dt_z_is_bottom=None, box_convention=None, results_dir=None, collect_device='cpu',
+                 prefix=None, **protocol_overrides):
+        super(KRadarMetric, self).__init__(collect_device=collect_device, prefix=prefix)
+        if protocol not in PROTOCOL_NAMES:
+            raise ValueError('protocol={!r}: expected one of {}'.format(protocol, list(PROTOCOL_NAMES)))
+        self.ann_file = ann_file
+        self.classes = list(classes) if classes is not None else None
+        self.protocol = protocol
+        self.eval_types = tuple(eval_types)
+        self.pcd_limit_range = tuple(pcd_limit_range) if pcd_limit_range is not None else None
+        self.azi_limit_range = tuple(azi_limit_range) if azi_limit_range is not None else None
+        self.dt_z_is_bottom = dt_z_is_bottom
+        self.box_convention = box_convention
+        self.results_dir = results_dir
+        self.protocol_overrides = protocol_overrides
+        self.last_results_file = None
+        self.last_result_str = None
+
+    # ---- settings that may come from the dataset ----
+    def _meta(self, key, default=None):
+        meta = self.dataset_meta or {}
+        return meta.get(key, default)
+
+    def class_names(self):
+        classes = self.classes or self._meta('classes')
+        if not classes:
+            raise ValueError('KRadarMetric needs classes: give classes=[...] or a dataset with metainfo '
+                             "'classes'")
+        return list(classes)
+
+    def z_is_bottom(self):
+        if self.dt_z_is_bottom is not None:
+            return bool(self.dt_z_is_bottom)
+        return bool(self._meta('results_z_is_bottom', False))
+
+    def convention(self):
+        return self.box_convention if self.box_convention is not None else self._meta('box_convention')
+
+    # ---- mmengine BaseMetric ----
+    def process(self, data_batch, data_samples):
+        """Keep plain numpy per sample: ``sample_idx``, ``boxes_3d`` (N, 7+), ``scores_3d``, ``labels_3d``."""
+        for sample in data_samples:
+            pred = _field(sample, 'pred_instances_3d')
+            self.results.append({
+                'sample_idx': int(_field(sample, 'sample_idx')),
+                'boxes_3d': np.asarray(leaf_to_numpy(_field(pred, 'bboxes_3d')), dtype=np.float64),
+                'scores_3d': np.asarray(leaf_to_numpy(_field(pred, 'scores_3d')), dtype=np.float64),
+                'labels_3d': np.asarray(leaf_to_numpy(_field(pred, 'labels_3d')), dtype=np.int64),
+            })
+
+    def compute_metrics(self, results):
+        from kradar_plugin.datasets.kradar_format import evaluate_results
+        classes = self.class_names()
+        infos = load_kradar_infos(self.ann_file)
+        results = sorted(results, key=lambda r: r['sample_idx'])
+        bad = [r['sample_idx'] for r in results if not 0 <= r['sample_idx'] < len(infos)]
+        if bad:
+            raise ValueError('KRadarMetric: sample_idx {} outside the {} frames of {}'.format(
+                bad[:5], len(infos), self.ann_file))
+        frames = [infos[r['sample_idx']] for r in results]
+        path = self.save_results(results, frames)
+        print_log('K-Radar evaluation: results of {} frames saved to {}'.format(len(results), path),
+                  logger='current')
+        try:
+            result_str, metrics = evaluate_results(
+                frames, results, classes, protocol=self.protocol, eval_types=self.eval_types,
+                pcd_limit_range=self.pcd_limit_range, azi_limit_range=self.azi_limit_range,
+                dt_z_is_bottom=self.z_is_bottom(), box_convention=self.convention(),
+                **self.protocol_overrides)
+        except Exception:
+            print_log('K-Radar evaluation failed; re-run it offline with:\n  ' + self.offline_eval_command(path),
+                      logger='current', level=logging.ERROR)
+            raise
+        self.last_result_str = result_str
+        print_log('K-Radar evaluation of {} ({} protocol, {} frames):\n{}'.format(
+            BRANCH, self.protocol, len(results), result_str), logger='current')
+        # 4 decimals, as EchoFusion (and the 1.x evaluate) round the metric dict
+        return {'{}/{}'.format(BRANCH, key): float('{:.4f}'.format(float(value))) for key, value in metrics.items()}
+
+    # ---- results on disk ----
+    def settings(self):
+        """Everything ``compute_metrics`` passes to the evaluator besides the frames (JSON-serialisable)."""
+        return {'classes': self.class_names(), 'protocol': self.protocol, 'eval_types': list(self.eval_types),
+                'pcd_limit_range': list(self.pcd_limit_range) if self.pcd_limit_range is not None else None,
+                'azi_limit_range': list(self.azi_limit_range) if self.azi_limit_range is not None else None,
+                'dt_z_is_bottom': self.z_is_bottom(), 'box_convention': self.convention(),
+                'protocol_overrides': dict(self.protocol_overrides)}
+
+    def save_results(self, results, frames):
+        """Pickle the results (numpy, frame order), the infos of those frames and the settings (JSON) next
+        to each other; returns the results path."""
+        directory = self.results_dir or _logger_dir() or osp.join(tempfile.gettempdir(), 'kradar_results')
+        stamp = time.strftime('%Y%m%d_%H%M%S')
+        path = osp.join(directory, 'kradar_results_{}_{}.pkl'.format(stamp, os.getpid()))
+        k = 1
+        while osp.exists(path):
+            path = osp.join(directory, 'kradar_results_{}_{}_{}.pkl'.format(stamp, os.getpid(), k))
+            k += 1
+        write_results_pickle(results, path)
+        write_results_pickle(frames, sidecar(path, 'infos.pkl'))
+        with open(sidecar(path, 'settings.json'), 'w') as f:
+            json.dump(self.settings(), f, indent=1, sort_keys=True)
+        self.last_results_file = path
+        return path
+
+    def offline_eval_command(self, results_path):
+        """The command that re-runs this evaluation from ``save_results``' files (same numbers)."""
+        return ('python -c "from kradar_plugin.engine.kradar_metric import evaluate_saved; '
+                'print(evaluate_saved(\'{}\')[0])"'.format(results_path))
+
+
+def sidecar(results_path, suffix):
+    """``<results path without .pkl>_<suffix>``."""
+    return results_path[:-len('.pkl')] + '_' + suffix
+
+
+def evaluate_saved(results_path, protocol=None):
+    """Re-run a ``KRadarMetric`` evaluation offline (no runner, no model): ``(result_str,
+    metrics)`` from the results pickle that ``KRadarMetric.save_results`` wrote and its sidecar files;
+    ``protocol`` overrides the saved one ('legacy', 'revised', 'fixed')."""
+    from kradar_plugin.datasets.kradar_format import evaluate_results
+    with open(results_path, 'rb') as f:
+        results = pickle.load(f)
+    with open(sidecar(results_path, 'infos.pkl'), 'rb') as f:
+        frames = pickle.load(f)
+    with open(sidecar(results_path, 'settings.json')) as f:
+        settings = json.load(f)
+    result_str, metrics = evaluate_results(
+        frames, results, settings['classes'], protocol=protocol or settings['protocol'],
+        eval_types=settings['eval_types'],
+        pcd_limit_range=settings['pcd_limit_range'], azi_limit_range=settings['azi_limit_range'],
+        dt_z_is_bottom=settings['dt_z_is_bottom'], box_convention=settings['box_convention'],
+        **settings['protocol_overrides'])
+    return result_str, {'{}/{}'.format(BRANCH, k): float('{:.4f}'.format(float(v))) for k, v in metrics.items()}

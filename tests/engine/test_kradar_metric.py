@@ -1,0 +1,123 @@
+"""``KRadarMetric`` gives the numbers and keys of the mmcv 1.x ``evaluate`` (``KRadarEvalMixin``) for the
+same frames and boxes under each protocol, pairs results with frames by ``sample_idx`` whatever their
+order, saves the results first, and its saved files re-run the evaluation offline."""
+import pickle
+
+import numpy as np
+import pytest
+import torch
+from mmdet3d.structures import LiDARInstance3DBoxes
+
+from kradar_plugin.datasets.kradar_eval_mixin import KRadarEvalMixin
+from kradar_plugin.engine.kradar_det3d import annos_to_lidar_boxes
+from kradar_plugin.engine.kradar_metric import KRadarMetric, evaluate_saved
+
+from .helpers import demo_data
+
+META = {'classes': ('Sedan',), 'box_convention': 'mmdet3d<1.0', 'results_z_is_bottom': True}
+
+
+@pytest.fixture(scope='module')
+def infos(tmp_path_factory):
+    root = demo_data(tmp_path_factory.mktemp('kradar'), frames=12, train_frames=4)
+    with open(root + '/kradar_infos_val.pkl', 'rb') as f:
+        return root + '/kradar_infos_val.pkl', pickle.load(f)
+
+
+def predictions(infos, seed=0):
+    """Per frame: the Sedan GT boxes (z bottom, (l, w, h), yaw) jittered, plus one false positive."""
+    rng = np.random.RandomState(seed)
+    out = []
+    for info in infos:
+        names = np.asarray(info['annos']['name']).reshape(-1)
+        boxes = annos_to_lidar_boxes(info['annos'])[names == 'Sedan'].astype(np.float64)
+        boxes[:, :2] += rng.normal(0, 0.3, size=(len(boxes), 2))
+        boxes = np.concatenate([boxes, [[30.0, 2.0, -1.0, 4.5, 1.8, 1.5, 0.3]]])
+        out.append({'boxes_3d': boxes, 'scores_3d': rng.uniform(0.1, 0.9, len(boxes)),
+                    'labels_3d': np.zeros(len(boxes), dtype=np.int64)})
+    return out
+
+
+def data_samples(preds, order):
+    """What mmengine's Evaluator hands ``process``: ``to_dict()``-ed Det3DDataSamples (real box objects)."""
+    return [{'sample_idx': i, 'pred_instances_3d': {
+        'bboxes_3d': LiDARInstance3DBoxes(torch.tensor(preds[i]['boxes_3d'], dtype=torch.float32)),
+        'scores_3d': torch.tensor(preds[i]['scores_3d'], dtype=torch.float32),
+        'labels_3d': torch.tensor(preds[i]['labels_3d'])}} for i in order]
+
+
+class MixinHost(KRadarEvalMixin):
+    """The mmcv 1.x evaluate() on the same frames, with KRadarDet3DDataset's box meaning."""
+    CLASSES = ('Sedan',)
+    box_convention = 'mmdet3d<1.0'
+    results_z_is_bottom = True
+
+    def __init__(self, infos, results_dir):
+        self.data_infos = infos
+        self.results_dir = results_dir
+
+
+@pytest.mark.parametrize('protocol', ['legacy', 'revised', 'fixed'])
+def test_same_numbers_and_keys_as_the_1x_evaluate(infos, tmp_path, protocol):
+    ann_file, frames = infos
+    preds = predictions(frames)
+    metric = KRadarMetric(ann_file=ann_file, protocol=protocol, results_dir=str(tmp_path))
+    metric.dataset_meta = META
+    metric.process({}, data_samples(preds, range(len(frames))))
+    ours = metric.evaluate(len(frames))
+    # float32 boxes, as the model's LiDARInstance3DBoxes hold them
+    preds32 = [dict(p, boxes_3d=p['boxes_3d'].astype(np.float32), scores_3d=p['scores_3d'].astype(np.float32))
+               for p in preds]
+    theirs = MixinHost(frames, str(tmp_path)).evaluate([{'pts_bbox': p} for p in preds32], protocol=protocol)
+    assert ours == theirs
+    assert len(ours) >= 9 and all(k.startswith('pts_bbox/') for k in ours)  # bbox, bev, 3d @ 3 IoUs at least
+    assert 0.0 < ours['pts_bbox/Sedan/bev@0.3'] <= 100.0
+    if protocol == 'legacy':
+        assert 'pts_bbox/kradar/Sedan_BEV_easy_strict' in ours  # EchoFusion's keys
+
+
+def test_results_are_matched_by_sample_idx_and_saved_first(infos, tmp_path):
+    ann_file, frames = infos
+    preds = predictions(frames)
+    metric = KRadarMetric(ann_file=ann_file, protocol='fixed', results_dir=str(tmp_path))
+    metric.dataset_meta = META
+    order = np.random.RandomState(1).permutation(len(frames))
+    metric.process({}, data_samples(preds, order))
+    shuffled = metric.evaluate(len(frames))
+    metric.process({}, data_samples(preds, range(len(frames))))
+    assert metric.evaluate(len(frames)) == shuffled
+    # the saved files re-run the evaluation offline, to the same numbers
+    result_str, offline = evaluate_saved(metric.last_results_file)
+    assert offline == shuffled and 'Sedan' in result_str
+    with open(metric.last_results_file, 'rb') as f:
+        saved = pickle.load(f)
+    assert [r['sample_idx'] for r in saved] == list(range(len(frames)))
+
+
+def test_perfect_predictions_score_100_under_the_fixed_protocol(infos, tmp_path):
+    ann_file, frames = infos
+    preds = []
+    for info in frames:
+        names = np.asarray(info['annos']['name']).reshape(-1)
+        boxes = annos_to_lidar_boxes(info['annos'])[names == 'Sedan']
+        preds.append({'boxes_3d': boxes.astype(np.float64), 'scores_3d': np.linspace(0.9, 0.5, len(boxes)),
+                      'labels_3d': np.zeros(len(boxes), dtype=np.int64)})
+    metric = KRadarMetric(ann_file=ann_file, protocol='fixed', results_dir=str(tmp_path))
+    metric.dataset_meta = META
+    metric.process({}, data_samples(preds, range(len(frames))))
+    metrics = metric.evaluate(len(frames))
+    for kind in ('bev', '3d'):
+        for iou in ('0.3', '0.5', '0.7'):
+            assert metrics['pts_bbox/Sedan/{}@{}'.format(kind, iou)] == 100.0, metrics
+
+
+def test_a_sample_idx_outside_the_infos_is_an_error(infos, tmp_path):
+    ann_file, frames = infos
+    metric = KRadarMetric(ann_file=ann_file, results_dir=str(tmp_path))
+    metric.dataset_meta = META
+    preds = predictions(frames)
+    samples = data_samples(preds, [0])
+    samples[0]['sample_idx'] = len(frames) + 3
+    metric.process({}, samples)
+    with pytest.raises(ValueError, match='sample_idx \\[15\\] outside the 12 frames'):
+        metric.evaluate(1)

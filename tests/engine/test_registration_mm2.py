@@ -1,0 +1,59 @@
+"""``import kradar_plugin`` on the OpenMMLab 2.0 stack: the 2.0 adapters register, the 1.x ones are not
+tried (no RegistrationWarning about ``mmcv.runner``), and a KRADAR_EVAL_* variable installs the switch."""
+import json
+import subprocess
+import sys
+import textwrap
+
+from .helpers import ROOT, job_env
+
+PROBE = '''
+    import json, sys, warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        import kradar_plugin
+    from kradar_plugin._registration import RegistrationWarning, failures
+    from mmengine.runner import Runner
+    from mmdet3d.registry import DATASETS, HOOKS, METRICS, RUNNERS, TRANSFORMS
+    alias = sys.modules['mmdet3d.evaluation.functional.kitti_utils.rotate_iou']
+    print(json.dumps({
+        'registration_warnings': [str(w.message) for w in caught if issubclass(w.category, RegistrationWarning)],
+        'failures': sorted(failures),
+        'legacy_modules': sorted(m for m in sys.modules if m.startswith(('kradar_plugin.runner', 'mmcv.runner',
+                                                                          'kradar_plugin.models'))),
+        'hook': HOOKS.get('EvalOnlyHook').__module__,
+        'runner': RUNNERS.get('EvalOnlyRunner').__module__,
+        'metric': METRICS.get('KRadarMetric').__module__,
+        'dataset': DATASETS.get('KRadarDet3DDataset').__module__,
+        'transform': TRANSFORMS.get('LoadKRadarPointsFromBEV').__module__,
+        'alias': bool(getattr(alias, '__kradar_plugin__', False)),
+        'env_switch': bool(getattr(Runner.from_cfg.__func__, '_kradar_env_switch', False)),
+    }))
+'''
+
+
+def probe(**env):
+    proc = subprocess.run([sys.executable, '-W', 'always', '-c', textwrap.dedent(PROBE)], cwd=ROOT,
+                          env=job_env(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
+
+
+def test_import_registers_the_2x_adapters_without_warnings():
+    out, stderr = probe()
+    assert out['registration_warnings'] == [] and 'RegistrationWarning' not in stderr, stderr[-3000:]
+    assert out['failures'] == []
+    assert out['legacy_modules'] == []
+    assert out['hook'] == 'kradar_plugin.engine.eval_only_hook'
+    assert out['runner'] == 'kradar_plugin.engine.runner'
+    assert out['metric'] == 'kradar_plugin.engine.kradar_metric'
+    assert out['dataset'] == out['transform'] == 'kradar_plugin.engine.kradar_det3d'
+    assert out['alias'] is True
+    assert out['env_switch'] is False
+
+
+def test_an_eval_variable_installs_the_switch_in_runner_from_cfg():
+    out, _ = probe(KRADAR_EVAL_ONLY='1')
+    assert out['env_switch'] is True
+    assert out['failures'] == []
