@@ -78,17 +78,21 @@ def describe_sampler(sampler):
     return type(sampler).__name__ + (' (%s)' % ', '.join(notes) if notes else '')
 
 
-def sampler_draws(loader, world_size=None):
-    """The first ceil(len(dataset) / world_size) dataset indices this rank's loader would visit in an epoch
-    (flattened batches; an infinite sampler is cut there too); all of them when ``world_size`` is None (a
-    finite validation sampler). Global RNG states are restored afterwards, so drawing them changes nothing
-    in the run."""
+def endless_limit(size):
+    """More draws than one epoch of any finite (padded) sampler of ``size`` samples can give a rank."""
+    return 2 * size + 64
+
+
+def sampler_draws(loader, limit=None):
+    """The dataset indices this rank's loader visits in one epoch (flattened batches), at most ``limit``
+    (default: 2 x len(dataset) + 64, which cuts an infinite sampler and shows that it is one). Global RNG
+    states are restored afterwards, so drawing them changes nothing in the run."""
     import random
 
     import numpy as np
     import torch
     size = len(loader.dataset)
-    limit = None if world_size is None else max(1, -(-size // max(1, world_size)))
+    limit = endless_limit(size) if limit is None else limit
     states = (random.getstate(), np.random.get_state(), torch.get_rng_state())
     try:
         batch_sampler = getattr(loader, 'batch_sampler', None)
@@ -105,6 +109,13 @@ def sampler_draws(loader, world_size=None):
         torch.set_rng_state(states[2])
 
 
+def loader_batch_size(loader):
+    size = getattr(loader, 'batch_size', None)
+    if size is None:
+        size = getattr(getattr(loader, 'batch_sampler', None), 'batch_size', 1)
+    return size or 1
+
+
 def judge_val_sampler(name, rank_indices, dataset_size, sampler_text):
     """Validation: mmcv's collection (zip of the rank parts, cut to len(dataset)) must give exactly samples
     0..len-1 in order (``kradar_plugin.runner.collection_check``)."""
@@ -119,9 +130,12 @@ def judge_val_sampler(name, rank_indices, dataset_size, sampler_text):
                        'rank(s)' % (name, sampler_text, dataset_size - 1, len(rank_indices)), '')
 
 
-def judge_sampler(name, rank_draws, dataset_size, sampler_text):
-    """``rank_draws``: per rank, the indices of ``sampler_draws``. FAIL when the ranks overlap by more than
-    DistributedSampler's padding (world - 1 indices)."""
+def judge_sampler(name, rank_draws, dataset_size, sampler_text, batch_size=1):
+    """``rank_draws``: per rank, the ``sampler_draws`` of one epoch. A rank-aware sampler gives each rank its
+    own share (about len / world, plus padding); FAIL when the ranks draw the same sequence, or when every rank
+    draws every sample in one epoch on a dataset too large for padding to explain that. An infinite sampler
+    (``sampler_draws`` hit its limit) is judged on the first 1/world of the stream, which the ranks must split
+    (at most world - 1 shared draws)."""
     world = len(rank_draws)
     if world <= 1:
         return CheckResult('sampler', 'OK', '%s: %s; single process (nothing to split)' % (name, sampler_text), '')
@@ -129,25 +143,38 @@ def judge_sampler(name, rank_draws, dataset_size, sampler_text):
         return CheckResult('sampler', 'WARN', '%s: %s gives rank(s) %s no sample at all (%d samples, %d ranks)'
                            % (name, sampler_text, [r for r, d in enumerate(rank_draws) if not d], dataset_size,
                               world), 'give every rank samples: a dataset of at least %d samples' % world)
-    drawn = sum(len(d) for d in rank_draws)
-    union = set()
-    for d in rank_draws:
-        union.update(d)
-    shared = drawn - len(union)
-    identical = all(d == rank_draws[0] for d in rank_draws[1:])
-    if shared <= world - 1:
-        return CheckResult('sampler', 'OK', '%s: %s splits %d samples over %d ranks (%d drawn per rank, %d shared)'
-                           % (name, sampler_text, dataset_size, world, len(rank_draws[0]), shared), '')
-    what = ('every rank draws the same %d indices' % len(rank_draws[0]) if identical else
-            'the ranks share %d of their %d draws' % (shared, drawn))
-    return CheckResult(
-        'sampler', 'FAIL',
-        '%s: %s is not rank-aware: %s over the first 1/%d of an epoch, so every rank sees the whole dataset '
-        '(each sample %dx per epoch; predictions collected in the wrong order)'
-        % (name, sampler_text, what, world, world),
-        "use mmdet's DistributedSampler/DistributedGroupSampler (or subclass torch's DistributedSampler and "
-        "yield indices[rank::num_replicas]); in a config, drop data.%s_dataloader=dict(dist=False)"
-        % ('val' if 'val' in name else 'train'))
+    fix = ("use mmdet's DistributedSampler/DistributedGroupSampler (or subclass torch's DistributedSampler and "
+           "yield indices[rank::num_replicas]); in a config, drop data.%s_dataloader=dict(dist=False)"
+           % ('val' if 'val' in name else 'train'))
+    infinite = any(len(d) >= endless_limit(dataset_size) for d in rank_draws)
+    if infinite:
+        share = max(1, -(-dataset_size // world))
+        heads = [d[:share] for d in rank_draws]
+        union = set()
+        for d in heads:
+            union.update(d)
+        shared = sum(len(d) for d in heads) - len(union)
+        if heads[0] and all(h == heads[0] for h in heads[1:]) or shared > world - 1:
+            return CheckResult('sampler', 'FAIL', '%s: %s is not rank-aware: over the first %d draws of its '
+                               'endless stream the ranks share %d of %d indices (every rank sees the whole '
+                               'dataset)' % (name, sampler_text, share, shared, share * world), fix)
+        return CheckResult('sampler', 'OK', '%s: %s (endless) splits its stream over %d ranks (first %d draws '
+                           'per rank: %d shared)' % (name, sampler_text, world, share, shared), '')
+    if all(d == rank_draws[0] for d in rank_draws[1:]):
+        return CheckResult('sampler', 'FAIL', '%s: %s is not rank-aware: every rank draws the same %d indices '
+                           'per epoch, so every rank sees the whole dataset (each sample %dx per epoch)'
+                           % (name, sampler_text, len(rank_draws[0]), world), fix)
+    everything = set(range(dataset_size))
+    cover_all = all(everything <= set(d) for d in rank_draws)
+    tiny = dataset_size <= 4 * world * max(1, batch_size)  # padding alone may give each rank every sample
+    if cover_all and not tiny:
+        return CheckResult('sampler', 'FAIL', '%s: %s is not rank-aware: each of the %d ranks draws all %d '
+                           'samples per epoch (%s draws), so every sample is seen %dx per epoch'
+                           % (name, sampler_text, world, dataset_size, '/'.join(str(len(d)) for d in rank_draws),
+                              world), fix)
+    return CheckResult('sampler', 'OK', '%s: %s splits %d samples over %d ranks (%s draws per rank)%s'
+                       % (name, sampler_text, dataset_size, world, '/'.join(str(len(d)) for d in rank_draws),
+                          ' (too few samples to tell a split from padding)' if cover_all else ''), '')
 
 
 # ============================================================================================ pickling
@@ -379,6 +406,17 @@ def probe_worker_cuda(loader, timeout=300):
         return next(iterator)
     finally:
         del iterator
+
+
+def probe_failed(name, method, exc):
+    """WARN: the probe worker could not load or collate a sample (the dataset's own error, which this loader
+    meets in the run too; an eval-only run never iterates the training loader)."""
+    lines = str(exc).strip().splitlines()
+    last = lines[-1].strip() if lines else ''
+    error = last if last.startswith(type(exc).__name__) else '%s: %s' % (type(exc).__name__, last)
+    return CheckResult('worker-cuda', 'WARN', '%s: the probe worker (start method %s) could not load a sample: '
+                       '%s' % (name, method, error),
+                       'run this loader with num_workers=0 to see the whole error in the main process')
 
 
 def _attempt_text(state):
@@ -705,10 +743,7 @@ def batch_nbytes(batch):
 def first_batch(loader):
     """One batch of ``loader``'s dataset, loaded in this process (num_workers=0, first batch_size indices)."""
     from torch.utils.data import DataLoader
-    size = getattr(loader, 'batch_size', None)
-    if size is None:
-        size = getattr(getattr(loader, 'batch_sampler', None), 'batch_size', 1) or 1
-    indices = list(range(min(size, len(loader.dataset))))
+    indices = list(range(min(loader_batch_size(loader), len(loader.dataset))))
     single = DataLoader(loader.dataset, batch_size=len(indices), sampler=indices, num_workers=0,
                         collate_fn=loader.collate_fn)
     return next(iter(single))

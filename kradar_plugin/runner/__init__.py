@@ -5,8 +5,12 @@ Imported by ``kradar_plugin`` when mmcv is importable. Importing it:
 - registers ``EvalOnlyHook`` (mmcv HOOKS) and ``EvalOnlyRunnerConstructor`` (mmcv RUNNER_BUILDERS);
 - makes ``dist_params=dict(timeout=<seconds>)`` work (converted to a timedelta);
 - on a machine without CUDA only, installs the CPU replacements of ``cpu_dist`` (GPU runs stay standard);
-- if ``KRADAR_EVAL_ONLY``/``KRADAR_EVAL_FIRST``/``KRADAR_EVAL_SAMPLES`` is set, makes the default runner
-  constructor obey it.
+- if ``KRADAR_EVAL_ONLY``/``KRADAR_EVAL_FIRST``/``KRADAR_EVAL_SAMPLES`` (or ``KRADAR_MIN_LOADED``,
+  ``KRADAR_PREFLIGHT``, ``KRADAR_PROBE_MODEL``) is set, makes the default runner constructor obey it.
+
+Runners built by ``EvalOnlyRunnerConstructor`` load checkpoints through ``checkpoint_guard`` (report,
+repairs, ``min_loaded``), evaluate EMA weights before training as after an epoch (``ema``), and check the
+distributed pitfalls before a pre-training evaluation (``preflight``).
 """
 from .collection_check import CollectionError, check_rank_indices, collected_order  # noqa: F401
 from .constructor import EvalOnlyRunnerConstructor, install_env_switch  # noqa: F401

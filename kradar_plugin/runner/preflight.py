@@ -51,49 +51,80 @@ def _scatter_for(model, batch):
     return inputs[0][0]
 
 
+def _could_not(name, what, exc):
+    """A check that raised: WARN, so that this rank still reaches the collective and the run shows its own
+    error where it really happens."""
+    return CheckResult(name, 'WARN', '%s could not be checked: %s: %s' % (what, type(exc).__name__, exc),
+                       'the preflight skipped it; runner.preflight=False silences the check')
+
+
+def _loader_checks(name, loader, results):
+    method = P.start_method(loader)
+    pickled = [(label, P.find_unpicklable(obj, label)) for label, obj in P.worker_payload(loader)] \
+        if getattr(loader, 'num_workers', 0) else []
+    results.append(P.judge_pickling(name, loader, method, pickled))
+    if method in P.SPAWN_METHODS and any(f is not None for _, f in pickled):
+        results.append(P.judge_worker_cuda(name, None, method, skipped='its payload does not pickle'))
+        return
+    try:
+        state = P.probe_worker_cuda(loader)
+    except Exception as exc:  # noqa: BLE001 - the dataset's own error: the loader will meet it in the run
+        results.append(P.probe_failed(name, method, exc))
+        return
+    results.append(P.judge_worker_cuda(name, state, method))
+
+
 def _local_checks(runner, loaders, world, rank, probe_model):
+    """This rank's findings (as dicts), its sampler draws and loader sizes. Never raises: a check that fails
+    to run becomes a WARN, so every rank reaches the all_gather."""
     from .checkpoint_report import unwrap_model
     results, draws, sizes = [], {}, {}
     local_rank = int(os.environ.get('LOCAL_RANK', rank))
     for name, loader in loaders:
-        draws[name] = P.sampler_draws(loader, None if name.startswith('val') else world)
-        sizes[name] = (len(loader.dataset), P.describe_sampler(P.sampler_of(loader)))
-        method = P.start_method(loader)
-        pickled = [(label, P.find_unpicklable(obj, label)) for label, obj in P.worker_payload(loader)] \
-            if getattr(loader, 'num_workers', 0) else []
-        results.append(P.judge_pickling(name, loader, method, pickled))
-        spawn_broken = method in P.SPAWN_METHODS and any(f is not None for _, f in pickled)
-        if spawn_broken:
-            results.append(P.judge_worker_cuda(name, None, method, skipped='its payload does not pickle'))
-        else:
-            try:
-                state = P.probe_worker_cuda(loader)
-                results.append(P.judge_worker_cuda(name, state, method))
-            except Exception as exc:  # noqa: BLE001 - a worker that cannot even start is the finding
-                results.append(CheckResult('worker-cuda', 'FAIL', '%s: a probe worker (start method %s) failed: '
-                                           '%s: %s' % (name, method, type(exc).__name__, exc),
-                                           'run the loader with num_workers=0 to see the error in the main '
-                                           'process'))
+        try:
+            draws[name] = P.sampler_draws(loader)
+            sizes[name] = (len(loader.dataset), P.describe_sampler(P.sampler_of(loader)),
+                           P.loader_batch_size(loader))
+        except Exception as exc:  # noqa: BLE001
+            draws[name], sizes[name] = None, None
+            results.append(_could_not('sampler', '%s: the sampler' % name, exc))
+        try:
+            _loader_checks(name, loader, results)
+        except Exception as exc:  # noqa: BLE001
+            results.append(_could_not('worker-pickle', '%s: the workers' % name, exc))
     model = runner.model
-    import torch
-    results.append(P.judge_ddp_view(torch.__version__, getattr(model, 'find_unused_parameters', None),
-                                    bool(getattr(model, 'static_graph', False)), world > 1))
+    try:
+        import torch
+        results.append(P.judge_ddp_view(torch.__version__, getattr(model, 'find_unused_parameters', None),
+                                        bool(getattr(model, 'static_graph', False)), world > 1))
+    except Exception as exc:  # noqa: BLE001
+        results.append(_could_not('ddp-inplace-view', 'the DDP wrapper', exc))
     train = [(n, dl) for n, dl in loaders if n.startswith('train')]
     if probe_model and rank == 0 and train:
-        module = unwrap_model(model)
-        batch = P.first_batch(train[0][1])
-        unused = P.probe_unused_parameters(module, _scatter_for(module, batch))
-        total = sum(1 for p in module.parameters() if p.requires_grad)
-        results.append(P.judge_unused(unused, getattr(model, 'find_unused_parameters', False), world > 1, total))
+        try:
+            module = unwrap_model(model)
+            batch = P.first_batch(train[0][1])
+            unused = P.probe_unused_parameters(module, _scatter_for(module, batch))
+            total = sum(1 for p in module.parameters() if p.requires_grad)
+            results.append(P.judge_unused(unused, getattr(model, 'find_unused_parameters', False), world > 1,
+                                          total))
+        except Exception as exc:  # noqa: BLE001
+            results.append(_could_not('unused-params', 'one forward/backward of the model', exc))
     if local_rank == 0:
-        results.append(P.judge_leftovers(P.probe_leftovers()))
-        demands = []
-        for name, loader in loaders:
-            nbytes = P.batch_nbytes(P.first_batch(loader)) if getattr(loader, 'num_workers', 0) else 0
-            demands.append(P.loader_shm_demand(name, loader, nbytes))
-        total, free = P.shm_space()
-        per_node = int(os.environ.get('LOCAL_WORLD_SIZE', world))
-        results.append(P.judge_shm_batch(demands, total, free, per_node))
+        try:
+            results.append(P.judge_leftovers(P.probe_leftovers()))
+        except Exception as exc:  # noqa: BLE001
+            results.append(_could_not('leftovers', '/proc', exc))
+        try:
+            demands = []
+            for name, loader in loaders:
+                nbytes = P.batch_nbytes(P.first_batch(loader)) if getattr(loader, 'num_workers', 0) else 0
+                demands.append(P.loader_shm_demand(name, loader, nbytes))
+            total, free = P.shm_space()
+            per_node = int(os.environ.get('LOCAL_WORLD_SIZE', world))
+            results.append(P.judge_shm_batch(demands, total, free, per_node))
+        except Exception as exc:  # noqa: BLE001
+            results.append(_could_not('shm-batch', 'one batch', exc))
     return P.as_dicts(results), draws, sizes
 
 
@@ -136,12 +167,14 @@ def run_preflight(runner, eval_hooks, probe_model=False):
     standard = dict(('val' if len(eval_hooks) == 1 else 'val[%d]' % i, uses_standard_collection(h))
                     for i, h in enumerate(eval_hooks))
     for name, _ in loaders:
-        size, text = gathered[0][2][name]
+        if any(g[2][name] is None for g in gathered):
+            continue  # a rank could not draw: its WARN is in the merged findings
+        size, text, batch = gathered[0][2][name]
         rank_draws = [g[1][name] for g in gathered]
         if standard.get(name):
             results.append(P.judge_val_sampler(name, rank_draws, size, text))
         else:
-            results.append(P.judge_sampler(name, rank_draws, size, text))
+            results.append(P.judge_sampler(name, rank_draws, size, text, batch))
     results += P.from_dicts(_merge(gathered))
     order = dict((n, i) for i, n in enumerate(P.NAMES))
     results.sort(key=lambda r: order.get(r.name, len(order)))

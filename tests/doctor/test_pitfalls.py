@@ -34,56 +34,91 @@ def loader(dataset, sampler=None, workers=0, context=None, batch=2):
 
 
 # ------------------------------------------------------------------------------------------ sampler
-def per_rank(make, world=2):
-    loaders = [loader(ToyEvalDataset(num_samples=10), make(ToyEvalDataset(num_samples=10), r, world))
-               for r in range(world)]
-    return [P.sampler_draws(dl, world) for dl in loaders], P.describe_sampler(loaders[0].sampler)
+def per_rank(make, world=2, size=40, batch=2, flag=None):
+    def dataset():
+        ds = ToyEvalDataset(num_samples=size)
+        if flag is not None:
+            ds.flag = flag
+        return ds
+    loaders = [loader(dataset(), make(dataset(), r, world), batch=batch) for r in range(world)]
+    return [P.sampler_draws(dl) for dl in loaders], P.describe_sampler(loaders[0].sampler)
 
 
 def test_rank_aware_samplers_pass():
+    import numpy as np
     from mmdet.datasets.samplers import DistributedGroupSampler, DistributedSampler
     for make in (lambda ds, r, w: DistributedGroupSampler(ds, 2, num_replicas=w, rank=r, seed=3),
                  lambda ds, r, w: DistributedSampler(ds, num_replicas=w, rank=r, shuffle=True, seed=3),
                  lambda ds, r, w: TorchDistributedSampler(ds, num_replicas=w, rank=r, shuffle=False)):
         draws, text = per_rank(make)
-        assert not set(draws[0]) & set(draws[1])  # disjoint halves: what the check relies on
-        r = P.judge_sampler('train', draws, 10, text)
+        assert not set(draws[0]) & set(draws[1]) and len(draws[0]) == 20  # disjoint halves
+        r = P.judge_sampler('train', draws, 40, text, 2)
         assert r.status == 'OK', r
+    # two aspect-ratio groups of odd sizes: DistributedGroupSampler pads each group (shared draws), still a split
+    flag = np.array([0] * 23 + [1] * 27, dtype=np.uint8)
+    draws, text = per_rank(lambda ds, r, w: DistributedGroupSampler(ds, 4, num_replicas=w, rank=r), size=50,
+                           batch=4, flag=flag)
+    assert set(draws[0]) & set(draws[1])  # padding repeats samples across ranks
+    assert P.judge_sampler('train', draws, 50, text, 4).status == 'OK'
 
 
 def test_rank_unaware_samplers_fail():
     # a custom sampler that ignores rank: both ranks draw the same permutation
     draws, text = per_rank(lambda ds, r, w: ToyRankUnawareSampler(ds, num_replicas=w, rank=r))
     assert draws[0] == draws[1]
-    r = P.judge_sampler('train', draws, 10, text)
+    r = P.judge_sampler('train', draws, 40, text, 2)
     assert r.status == 'FAIL' and 'ToyRankUnawareSampler (not a DistributedSampler) is not rank-aware' in r.reason
-    assert 'every rank draws the same 5 indices' in r.reason and 'DistributedSampler' in r.fix
-    # torch's RandomSampler with a different seed per rank: different orders, but they overlap
+    assert 'every rank draws the same 40 indices per epoch' in r.reason and 'DistributedSampler' in r.fix
+    # torch's RandomSampler with a different seed per rank: different orders, each the whole dataset
     draws, text = per_rank(lambda ds, r, w: RandomSampler(ds, generator=torch.Generator().manual_seed(r)))
-    shared = len(draws[0]) + len(draws[1]) - len(set(draws[0]) | set(draws[1]))
-    assert draws[0] != draws[1] and shared > 1
-    r = P.judge_sampler('train', draws, 10, text)
-    assert r.status == 'FAIL' and 'the ranks share %d of their 10 draws' % shared in r.reason
+    assert draws[0] != draws[1]
+    r = P.judge_sampler('train', draws, 40, text, 2)
+    assert r.status == 'FAIL' and 'each of the 2 ranks draws all 40 samples per epoch' in r.reason
     # a DistributedSampler built for one replica in a two-process job
     draws, text = per_rank(lambda ds, r, w: TorchDistributedSampler(ds, num_replicas=1, rank=0))
-    r = P.judge_sampler('val-like', draws, 10, text)
+    r = P.judge_sampler('train', draws, 40, text, 2)
     assert r.status == 'FAIL' and 'num_replicas=1' in r.reason
 
 
+def test_endless_samplers_of_iteration_based_runners():
+    from mmdet.datasets.samplers import InfiniteBatchSampler, InfiniteGroupBatchSampler
+    ds = ToyEvalDataset(num_samples=40)
+
+    def draws(make):
+        out = []
+        for r in range(2):
+            dl = DataLoader(ds, batch_sampler=make(r), num_workers=0, collate_fn=functools.partial(collate,
+                                                                                                 samples_per_gpu=2))
+            out.append(P.sampler_draws(dl))
+        return out
+    aware = draws(lambda r: InfiniteGroupBatchSampler(ds, 2, world_size=2, rank=r, seed=1))
+    assert len(aware[0]) > 40  # endless
+    assert P.judge_sampler('train', aware, 40, 'InfiniteGroupBatchSampler', 2).status == 'OK'
+    unaware = draws(lambda r: InfiniteBatchSampler(ds, 2, world_size=1, rank=0, seed=1))
+    r = P.judge_sampler('train', unaware, 40, 'InfiniteBatchSampler', 2)
+    assert r.status == 'FAIL' and 'endless stream' in r.reason
+
+
 def test_padding_of_a_distributed_sampler_is_not_an_overlap():
-    # 5 samples on 2 ranks: DistributedSampler pads rank 1 with sample 0 -> one shared index, allowed
+    # 5 samples on 2 ranks: DistributedSampler pads rank 1 with sample 0 -> one shared index
     draws = [P.sampler_draws(loader(ToyEvalDataset(num_samples=5), TorchDistributedSampler(
-        ToyEvalDataset(num_samples=5), num_replicas=2, rank=r, shuffle=False), batch=1), None) for r in range(2)]
+        ToyEvalDataset(num_samples=5), num_replicas=2, rank=r, shuffle=False), batch=1)) for r in range(2)]
     assert draws == [[0, 2, 4], [1, 3, 0]]
-    assert P.judge_sampler('train', draws, 5, 'DistributedSampler').status == 'OK'
+    assert P.judge_sampler('train', draws, 5, 'DistributedSampler', 1).status == 'OK'
+    # 3 samples, batches of 4: padding hands each rank every sample, a rank-aware sampler all the same
+    from mmdet.datasets.samplers import DistributedGroupSampler
+    draws, text = per_rank(lambda ds, r, w: DistributedGroupSampler(ds, 4, num_replicas=w, rank=r), size=3,
+                           batch=4)
+    r = P.judge_sampler('train', draws, 3, text, 4)
+    assert r.status == 'OK' and 'too few samples to tell' in r.reason
 
 
 def test_validation_sampler_must_give_the_exact_order():
     ds = ToyEvalDataset(num_samples=9)
-    whole = [P.sampler_draws(loader(ds), None) for _ in range(2)]  # no sampler: every rank the whole set
+    whole = [P.sampler_draws(loader(ds)) for _ in range(2)]  # no sampler: every rank the whole set
     r = P.judge_val_sampler('val', whole, 9, 'no sampler (sequential)')
     assert r.status == 'FAIL' and 'hands every rank the whole dataset (9 samples on each of 2 ranks)' in r.reason
-    good = [P.sampler_draws(loader(ds, TorchDistributedSampler(ds, 2, r, shuffle=False)), None) for r in range(2)]
+    good = [P.sampler_draws(loader(ds, TorchDistributedSampler(ds, 2, r, shuffle=False))) for r in range(2)]
     assert P.judge_val_sampler('val', good, 9, 'DistributedSampler').status == 'OK'
 
 
@@ -92,7 +127,7 @@ def test_drawing_indices_leaves_the_global_rng_alone():
     torch.manual_seed(5)
     expected = torch.rand(3)
     torch.manual_seed(5)
-    P.sampler_draws(loader(ds, RandomSampler(ds)), 2)  # RandomSampler draws its seed from the global RNG
+    P.sampler_draws(loader(ds, RandomSampler(ds)))  # RandomSampler draws its seed from the global RNG
     assert torch.equal(torch.rand(3), expected)
 
 

@@ -139,6 +139,7 @@ def test_report_for_load_from_and_resume(tmp_path):
     runner.resume(checkpoint)  # mmcv's resume goes through runner.load_checkpoint and reads meta
     assert runner.epoch == 1
     assert runner.kradar_checkpoint_report['loaded_fraction'] == 1.0
+    assert runner.kradar_checkpoint_meta['epoch'] == 1  # the checkpoint-meta hand-off still sees it
     assert 'loaded 100.0% of 5 parameters (2/2 parameter tensors, 0/0 buffers) from ' + checkpoint in \
         messages(runner)
     assert json.loads((tmp_path / 'resume' / REPORT_FILE).read_text())['checkpoint'] == checkpoint
@@ -177,3 +178,21 @@ def test_eval_only_without_checkpoint_says_so(tmp_path):
     assert 'no checkpoint loaded (load_from/resume_from not set): evaluating the initial weights' in text
     assert not osp.exists(osp.join(str(tmp_path), REPORT_FILE))
     assert 'kradar_plugin preflight (1 rank(s))' in text
+
+
+def test_a_check_that_cannot_run_warns_and_the_run_goes_on(tmp_path):
+    """The preflight never crashes a rank (which would leave the others in the all_gather) and never blocks
+    eval-only for a training set it does not use: here the training dataset cannot build sample 0 (e.g. its
+    files are not on this machine); the worker probe and the batch measurement WARN, the evaluation runs."""
+    runner, _ = make_runner(tmp_path, eval_mode='only')
+    broken = DataLoader(ToyEvalDataset(num_samples=6), batch_size=2, collate_fn=lambda b: collate(b, 2),
+                        num_workers=1, multiprocessing_context='fork')
+    broken.dataset.data_infos[0] = None  # sample 0 cannot be built
+    runner.run([broken], [('train', 1)])
+    text = messages(runner)
+    results = dict(((r.name, r.status), r.reason) for r in runner._hooks[-1].preflight_results)
+    assert results[('worker-cuda', 'WARN')] == ("train: the probe worker (start method fork) could not load a "
+                                                "sample: TypeError: 'NoneType' object is not subscriptable")
+    assert results[('shm-batch', 'WARN')].startswith('one batch could not be checked: TypeError')
+    assert 'kradar_plugin preflight: OK (0 fail' in text
+    assert len(val_records(tmp_path)) == 1

@@ -52,3 +52,17 @@ def test_healthy_workers_pass_and_the_evaluation_runs(tmp_path):
     (val,) = job.val_records()
     assert val['toy/num_samples'] == 9
 
+
+def test_cuda_in_fork_workers_stops_every_rank(tmp_path):
+    """A transform that moves data to CUDA in the workers (mmdet's train.py: fork, the config's
+    mp_start_method). Without a GPU the worker's attempt fails and is what the preflight reports."""
+    job = torchrun_script(MMDET_TRAIN, tmp_path / 'cuda', 2, config=osp.join(CONFIGS, 'toy_pitfalls_workers.py'),
+                          env={'KRADAR_EVAL_ONLY': '1'})
+    assert job.returncode != 0, job.describe()
+    for rank in (0, 1):
+        assert '[rank %d/2] kradar_plugin preflight: 2 check(s) FAILED' % rank in job.output, job.describe()
+    fails = [l for l in fail_lines(job.output) if l.startswith('FAIL  worker-cuda')]
+    assert fails and all('start method fork' in l and 'fixture_pitfalls.py' in l and '.cuda()' in l
+                         for l in fails), fails
+    assert job.val_records() == []
+
