@@ -124,9 +124,13 @@ class KRadarEvalMixin(object):
         ``self.eval_protocol``); other keywords: ``kradar_format.evaluate_results`` options and protocol
         settings; anything else is ignored with one warning. ``show``/``out_dir``/``pipeline`` go to
         ``self.show`` as in EchoFusion. Returns ``{'<branch>/<metric key>': value}``."""
-        path = self._kradar_results_path(pklfile_prefix, logger)
-        write_results_pickle(list(results), path)
-        _print_log('K-Radar evaluation: raw results of {} frames saved to {}'.format(len(results), path),
+        saved, self.kradar_saved_results = getattr(self, 'kradar_saved_results', None), None
+        if saved and pklfile_prefix is None and osp.isfile(saved):
+            path, by = saved, ' (by the runner, before evaluate)'   # the same results: not pickled twice
+        else:
+            path, by = self._kradar_results_path(pklfile_prefix, logger), ''
+            write_results_pickle(list(results), path)
+        _print_log('K-Radar evaluation: raw results of {} frames saved to {}{}'.format(len(results), path, by),
                    logger=logger)
         protocol = protocol or getattr(self, 'eval_protocol', None) or 'legacy'
         try:
@@ -140,6 +144,11 @@ class KRadarEvalMixin(object):
         if show and hasattr(self, 'show'):
             self.show(results, out_dir, pipeline=pipeline)
         return flat
+
+    def offline_eval_command(self, results_path, **eval_kwargs):
+        """For the runner adapter's failure message: the ``kradar-eval`` command for ``results_path``."""
+        protocol = eval_kwargs.get('protocol') or getattr(self, 'eval_protocol', None) or 'legacy'
+        return self._kradar_offline_command(results_path, protocol, eval_kwargs)
 
     def _kradar_offline_command(self, path, protocol, kwargs):
         """The ``kradar-eval`` command that repeats this evaluation on the saved results."""

@@ -47,7 +47,7 @@ def write_results_pickle(results, path):
         os.makedirs(directory)
     tmp = path + '.tmp{}'.format(os.getpid())
     with open(tmp, 'wb') as f:
-        pickle.dump(results_to_numpy(results), f, protocol=2)
+        pickle.dump(results_to_numpy(results), f, protocol=4)
     os.replace(tmp, path)
     return path
 

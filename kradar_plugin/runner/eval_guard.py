@@ -11,7 +11,6 @@
 """
 import os
 import os.path as osp
-import pickle
 import sys
 
 from .collection_check import check_rank_indices, check_result_count
@@ -76,15 +75,12 @@ def results_tag(runner, by_epoch):
 
 
 def save_results(results, runner, tag):
-    """Pickle the collected predictions under ``work_dir/eval_results/results_<tag>.pkl``."""
+    """Pickle the collected predictions under ``work_dir/eval_results/results_<tag>.pkl`` (atomically, as plain
+    numpy: tensors and box objects converted, so ``kradar-eval`` loads them without torch or mmdet3d)."""
+    from kradar_plugin.datasets.result_io import write_results_pickle
     out_dir = osp.join(runner.work_dir or '.', RESULTS_DIR)
-    os.makedirs(out_dir, exist_ok=True)
     path = osp.abspath(osp.join(out_dir, 'results_{}.pkl'.format(tag)))
-    tmp = path + '.tmp'
-    with open(tmp, 'wb') as f:
-        pickle.dump(results, f, protocol=4)
-    os.replace(tmp, path)
-    return path
+    return write_results_pickle(results, path)
 
 
 def offline_command(dataset, results_path, eval_kwargs=None):
@@ -133,6 +129,7 @@ def guard_eval_hook(hook):
         path = save_results(results, runner, results_tag(runner, hook.by_epoch))
         hook.last_results_file = path
         runner.logger.info('%d predictions saved to %s before dataset.evaluate', len(results), path)
+        dataset.kradar_saved_results = path  # a dataset that pickles its input first can reuse this file
         meta = getattr(runner, 'kradar_checkpoint_meta', None)
         if meta is not None:  # the loaded checkpoint's meta: its mmdet3d version tells the box convention
             dataset.kradar_checkpoint_meta = meta

@@ -11,8 +11,8 @@ import sys
 import time
 
 import mmdet3d
+import numpy as np
 import pytest
-import torch
 
 from tests.runner.launch_utils import HARD_LIMIT_S, Job, job_env
 
@@ -78,20 +78,25 @@ def assert_eval_only(job, frames=VAL_FRAMES):
     with open(logs[0]) as f:
         text = f.read()
     assert 'Epoch(val) [0]' in text and 'Sedan AP@0.30, 0.30, 0.30' in text, text[-3000:]
-    preds = saved_predictions(job)
+    preds = saved_predictions(job)  # plain numpy: loads without torch or mmdet3d
     assert len(preds) == frames
-    assert all(set(p) == {'pts_bbox'} for p in preds)
+    assert all(set(p) == {'pts_bbox'} and isinstance(p['pts_bbox']['boxes_3d'], np.ndarray) for p in preds)
     return metrics
 
 
 def test_ours_eval_only_one_and_two_processes_identical(project_dir, tmp_path):
-    one = ours(project_dir, tmp_path / 'one', 1, '--eval-only')
-    two = ours(project_dir, tmp_path / 'two', 2, '--eval-only')
+    # score_thr=0: the initial weights' low-score boxes are kept, so there are predictions to compare
+    options = ('--cfg-options', 'model.test_cfg.pts.score_thr=0.0')
+    one = ours(project_dir, tmp_path / 'one', 1, '--eval-only', *options)
+    two = ours(project_dir, tmp_path / 'two', 2, '--eval-only', *options)
     assert assert_eval_only(one) == assert_eval_only(two)
-    # the same predictions, frame by frame
+    assert sum(len(p['pts_bbox']['scores_3d']) for p in saved_predictions(one)) > VAL_FRAMES
+    # the same predictions, frame by frame (torchrun runs 2 processes with OMP_NUM_THREADS=1, 1 process with
+    # the default threads: float reductions may differ in the last bits)
     for a, b in zip(saved_predictions(one), saved_predictions(two)):
-        assert torch.equal(a['pts_bbox']['boxes_3d'].tensor, b['pts_bbox']['boxes_3d'].tensor)
-        assert torch.equal(a['pts_bbox']['scores_3d'], b['pts_bbox']['scores_3d'])
+        assert np.array_equal(a['pts_bbox']['labels_3d'], b['pts_bbox']['labels_3d'])
+        for key in ('boxes_3d', 'scores_3d'):
+            assert np.allclose(a['pts_bbox'][key], b['pts_bbox'][key], rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize('nproc', [1, 2])
