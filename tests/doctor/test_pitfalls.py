@@ -302,19 +302,20 @@ def test_shm_segment_left_by_killed_file_system_sharing(tmp_path):
         import glob, os, signal, time, torch, torch.multiprocessing as mp
         mp.set_sharing_strategy('file_system')
         t = torch.zeros(250000).share_memory_()
-        for comm in glob.glob('/proc/[0-9]*/comm'):
+        for comm in glob.glob('/proc/[0-9]*/comm'):  # only the manager this process started (its child)
             try:
-                if open(comm).read().strip() == 'torch_shm_manag':
+                stat = open(comm[:-4] + 'stat').read()
+                if open(comm).read().strip() == 'torch_shm_manag' and \
+                        int(stat.rsplit(')', 1)[1].split()[1]) == os.getpid():
                     os.kill(int(comm.split('/')[2]), signal.SIGKILL)
-            except OSError:
+            except (OSError, ValueError, IndexError):
                 pass
         time.sleep(0.3)
         os.kill(os.getpid(), signal.SIGKILL)
     ''')
-    before = set(glob.glob('/dev/shm/torch_*'))
-    proc = subprocess.run([sys.executable, '-c', code], timeout=300)
-    assert proc.returncode == -signal.SIGKILL
-    left = set(glob.glob('/dev/shm/torch_*')) - before
+    proc = subprocess.Popen([sys.executable, '-c', code])
+    assert proc.wait(timeout=300) == -signal.SIGKILL
+    left = set(glob.glob('/dev/shm/torch_%d_*' % proc.pid))  # this child's segments only
     try:
         assert left, 'killing the client and its manager left no segment'
         found = P.probe_leftovers(exclude={os.getpid()})
