@@ -15,7 +15,9 @@ checkpoint stores as *parameters* depends on the hook's place relative to ``Chec
   and the raw ones put back afterwards (the EMA buffers themselves are left alone).
 
 Without an EMA hook in the config the loaded parameters are evaluated (with a line saying the checkpoint
-also holds averages); with a hook but no ``ema_*`` entries in the checkpoint, too.
+also holds averages); with a hook but no ``ema_*`` entries in the checkpoint, too. Under an
+``IterBasedRunner`` the hooks never swap (``after_train_epoch`` is not called) and every evaluation scores
+the raw weights: so does the pre-training one.
 """
 import contextlib
 
@@ -71,6 +73,14 @@ def checkpoint_ema_weights(runner, logger=None):
             logger.info('kradar_plugin checkpoint: it holds %d EMA entries but the config has no EMA hook: '
                         'evaluating its parameters as loaded', len(saved_ema))
         yield None
+        return
+    from mmcv.runner import IterBasedRunner
+    if isinstance(runner, IterBasedRunner):  # after_train_epoch never runs: no swap, raw weights evaluated
+        _set(runner, report, 'raw (IterBasedRunner: the EMA hooks swap only after epochs)')
+        logger.info('kradar_plugin checkpoint: IterBasedRunner never calls after_train_epoch, so %s never swaps '
+                    'the averages in and its evaluations score the raw weights: so does this one',
+                    '/'.join(type(h).__name__ for h in hooks))
+        yield hooks
         return
     restore = []
     try:

@@ -31,11 +31,13 @@ class Capture(logging.Handler):
         self.lines.append((record.levelno, record.getMessage()))
 
 
-def make_runner(work_dir, eval_mode='off', custom_hooks=None, min_loaded=None, seed=0):
+def make_runner(work_dir, eval_mode='off', custom_hooks=None, min_loaded=None, seed=0, by_epoch=True):
     torch.manual_seed(seed)
     model = MMDataParallel(ToyRegressor())
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
-    cfg = dict(type='EpochBasedRunner', max_epochs=1, constructor='EvalOnlyRunnerConstructor', eval_mode=eval_mode)
+    cfg = dict(type='EpochBasedRunner' if by_epoch else 'IterBasedRunner', constructor='EvalOnlyRunnerConstructor',
+               eval_mode=eval_mode)
+    cfg['max_epochs' if by_epoch else 'max_iters'] = 1 if by_epoch else 2
     if min_loaded is not None:
         cfg['min_loaded'] = min_loaded
     logger = logging.getLogger('kradar_test_ckpt_runner')
@@ -47,11 +49,12 @@ def make_runner(work_dir, eval_mode='off', custom_hooks=None, min_loaded=None, s
                                                  logger=logger, meta=None))
     runner.timestamp = 'test'
     runner.register_training_hooks(lr_config=dict(policy='fixed'), optimizer_config=dict(grad_clip=None),
-                                   checkpoint_config=dict(interval=1),
-                                   log_config=dict(interval=1, hooks=[dict(type='TextLoggerHook')]),
+                                   checkpoint_config=dict(interval=1 if by_epoch else 2, by_epoch=by_epoch),
+                                   log_config=dict(interval=1, hooks=[dict(type='TextLoggerHook',
+                                                                           by_epoch=by_epoch)]),
                                    custom_hooks_config=custom_hooks)
     val = DataLoader(ToyEvalDataset(num_samples=5), batch_size=2, collate_fn=lambda b: collate(b, 2))
-    runner.register_hook(EvalHook(val, interval=1), priority='LOW')
+    runner.register_hook(EvalHook(val, interval=1 if by_epoch else 2, by_epoch=by_epoch), priority='LOW')
     train = DataLoader(ToyEvalDataset(num_samples=6), batch_size=2, collate_fn=lambda b: collate(b, 2))
     runner.kradar_capture = capture
     return runner, train
@@ -108,6 +111,22 @@ def test_eval_only_scores_what_the_epoch_end_evaluation_scored(tmp_path, hooks, 
     assert report['ema'] == {'keys': 2, 'evaluated': evaluated}
     # the swap is undone: the model holds the loaded parameters again
     assert torch.equal(runner.model.module.linear.weight.data, saved['linear.weight'])
+
+
+def test_iteration_based_runner_evaluates_raw_weights_before_and_after(tmp_path):
+    """IterBasedRunner never calls after_train_epoch: EMAHook never swaps, every evaluation scores the raw
+    weights, and so does the pre-training one."""
+    runner, train = make_runner(tmp_path / 'train', custom_hooks=MMCV_EMA, by_epoch=False)
+    runner.run([train], [('train', 2)])
+    (record,) = val_records(tmp_path / 'train')
+    checkpoint = osp.join(str(tmp_path / 'train'), 'iter_2.pth')
+    assert any(k.startswith('ema_') for k in torch.load(checkpoint)['state_dict'])
+    runner, train = make_runner(tmp_path / 'eval', eval_mode='only', custom_hooks=MMCV_EMA, seed=1, by_epoch=False)
+    runner.load_checkpoint(checkpoint)
+    runner.run([train], [('train', 2)])
+    (before,) = val_records(tmp_path / 'eval')
+    assert before['toy/mae'] == record['toy/mae'] and runner.iter == 0
+    assert runner.kradar_checkpoint_report['ema']['evaluated'].startswith('raw (IterBasedRunner')
 
 
 def test_without_an_ema_hook_the_loaded_parameters_are_scored(tmp_path):
