@@ -15,7 +15,8 @@ class_names = ['Sedan']
 metainfo = dict(classes=class_names)
 point_cloud_range = [0, -6.4, -2.0, 72.0, 6.4, 6.0]
 voxel_size = [0.4, 0.4, 8.0]
-bev_grid = dict(x_min=0.0, y_min=-16.0, cell=0.5)
+# BEV tensor -> radar points: cells inside the range above the power threshold, at least the 8 strongest
+bev_grid = dict(x_min=0.0, y_min=-16.0, cell=0.5, point_cloud_range=point_cloud_range, min_points=8)
 
 train_pipeline = [
     dict(type='LoadKRadarPointsFromBEV', **bev_grid),

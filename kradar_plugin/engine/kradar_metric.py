@@ -193,9 +193,23 @@ class KRadarMetric(BaseMetric):
         return path
 
     def offline_eval_command(self, results_path):
-        """The command that re-runs this evaluation from ``save_results``' files (same numbers)."""
-        return ('python -c "from kradar_plugin.engine.kradar_metric import evaluate_saved; '
-                'print(evaluate_saved(\'{}\')[0])"'.format(results_path))
+        """The command that re-runs this evaluation from ``save_results``' files (same numbers): ``kradar-eval``
+        when its options express the settings (EchoFusion's ROI, no protocol overrides), else a Python call of
+        ``evaluate_saved``."""
+        cli_expressible = (not self.protocol_overrides
+                           and self.pcd_limit_range == tuple(ECHOFUSION_PCD_LIMIT_RANGE)
+                           and self.azi_limit_range == tuple(ECHOFUSION_AZIMUTH_RANGE))
+        if not cli_expressible:
+            return ('python -c "from kradar_plugin.engine.kradar_metric import evaluate_saved; '
+                    'print(evaluate_saved(\'{}\')[0])"'.format(results_path))
+        from kradar_plugin.datasets.box_convention import resolve_box_convention
+        parts = ['kradar-eval', '--infos', sidecar(results_path, 'infos.pkl'), '--results', results_path,
+                 '--classes'] + ["'{}'".format(c) if ' ' in c else c for c in self.class_names()]
+        parts += ['--protocol', self.protocol, '--eval-types'] + list(self.eval_types)
+        parts += ["--box-convention='{}'".format(resolve_box_convention(self.convention()))]
+        if self.z_is_bottom():
+            parts.append('--dt-z-is-bottom')
+        return ' '.join(parts)
 
 
 def sidecar(results_path, suffix):

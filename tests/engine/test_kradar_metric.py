@@ -1,7 +1,11 @@
 """``KRadarMetric`` gives the numbers and keys of the mmcv 1.x ``evaluate`` (``KRadarEvalMixin``) for the
 same frames and boxes under each protocol, pairs results with frames by ``sample_idx`` whatever their
 order, saves the results first, and its saved files re-run the evaluation offline."""
+import json
+import os
 import pickle
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -92,6 +96,28 @@ def test_results_are_matched_by_sample_idx_and_saved_first(infos, tmp_path):
     with open(metric.last_results_file, 'rb') as f:
         saved = pickle.load(f)
     assert [r['sample_idx'] for r in saved] == list(range(len(frames)))
+
+
+@pytest.mark.parametrize('protocol', ['legacy', 'fixed'])
+def test_the_offline_command_reproduces_the_metrics(infos, tmp_path, protocol):
+    ann_file, frames = infos
+    metric = KRadarMetric(ann_file=ann_file, protocol=protocol, results_dir=str(tmp_path))
+    metric.dataset_meta = META
+    metric.process({}, data_samples(predictions(frames), range(len(frames))))
+    online = metric.evaluate(len(frames))
+    command = metric.offline_eval_command(metric.last_results_file)
+    assert command.startswith('kradar-eval ') and "--box-convention='mmdet3d<1.0'" in command
+    out = tmp_path / 'offline.json'
+    env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get('PATH', ''))
+    proc = subprocess.run(command + ' --no-progress --json ' + str(out), shell=True, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    with open(str(out)) as f:
+        offline = json.load(f)
+    offline = offline[0] if isinstance(offline, list) else offline
+    assert offline['protocol'] == protocol
+    offline = {'pts_bbox/' + k: round(float(v), 4) for k, v in offline['metrics'].items()}
+    assert len(offline) >= 6 and offline == {k: online[k] for k in offline}  # the JSON keeps the per-IoU keys
 
 
 def test_perfect_predictions_score_100_under_the_fixed_protocol(infos, tmp_path):
