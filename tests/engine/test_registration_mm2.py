@@ -57,3 +57,32 @@ def test_an_eval_variable_installs_the_switch_in_runner_from_cfg():
     out, _ = probe(KRADAR_EVAL_ONLY='1')
     assert out['env_switch'] is True
     assert out['failures'] == []
+
+
+BROKEN_MMCV_PROBE = '''
+    import json, warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        import kradar_plugin
+    from kradar_plugin._registration import RegistrationWarning, failures
+    from mmengine.registry import RUNNERS
+    print(json.dumps({'warnings': [str(w.message) for w in caught if issubclass(w.category, RegistrationWarning)],
+                      'failures': sorted(failures), 'runner': RUNNERS.get('EvalOnlyRunner') is not None}))
+'''
+
+
+def test_a_broken_mmcv_2x_gives_one_warning_and_the_engine_adapters_stay():
+    """mmcv whose import fails (no mmcv._ext, as with a CPU-less or mismatched build): the mmdet3d 1.x
+    components are reported once, the mmengine adapters (runner, hook, metric) still register."""
+    import os
+    broken = os.path.join(ROOT, 'tests', 'fixtures', 'broken_mmcv')
+    env = job_env({'PYTHONPATH': broken + os.pathsep + ROOT})
+    proc = subprocess.run([sys.executable, '-c', textwrap.dedent(BROKEN_MMCV_PROBE)], cwd=ROOT, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out['failures'] == ['kradar_plugin.engine.kradar_det3d'], out
+    assert len(out['warnings']) == 1
+    assert 'mmdet3d is installed but kradar_plugin.engine.kradar_det3d failed to import' in out['warnings'][0]
+    assert "No module named 'mmcv._ext'" in out['warnings'][0]
+    assert out['runner'] is True
