@@ -14,13 +14,28 @@ so that a crash shows the real traceback, with its rank, in the launcher's summa
 import argparse
 import copy
 import importlib
+import importlib.util
 import os
 import os.path as osp
 import sys
 import time
 import warnings
 
-import mmcv
+
+def _openmmlab2():
+    """mmengine installed and mmcv without ``mmcv.runner``: the OpenMMLab 2.0 stack."""
+    try:
+        return importlib.util.find_spec('mmengine') is not None and importlib.util.find_spec('mmcv.runner') is None
+    except (ImportError, ValueError):
+        return False
+
+
+if __name__ == '__main__' and _openmmlab2():  # same flags on the 2.0 stack, through the mmengine adapter
+    sys.path[:0] = [p for p in (os.getcwd(), osp.dirname(osp.dirname(osp.abspath(__file__)))) if p not in sys.path]
+    from kradar_plugin.engine.train import main as engine_main
+    sys.exit(engine_main())
+
+import mmcv  # noqa: E402
 import torch
 from mmcv import Config, DictAction
 from mmcv.runner import get_dist_info, init_dist

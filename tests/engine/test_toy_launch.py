@@ -1,9 +1,11 @@
 """The runner adapters on mmengine's real Runner, loops, hooks and DDP with a toy model (seconds per job),
 launched by mmdet3d 1.4's unmodified tools/train.py with 1 and 2 gloo processes: eval-only / eval-first /
 eval-samples semantics, the collection checks and fail-fast. The real detector runs in test_eval_only_launch."""
+import os.path as osp
+
 import pytest
 
-from .helpers import TOY_CONFIG, launch
+from .helpers import ROOT, TOY_CONFIG, launch
 
 RUNNER = ['--cfg-options', 'runner_type=EvalOnlyRunner']
 
@@ -108,3 +110,12 @@ def test_inexact_samplers_are_refused_before_evaluating(base, sampler, message):
     assert job.returncode != 0, job.describe()
     assert message in job.output, job.describe()
     assert job.val_records('toy/') == []
+
+
+def test_tools_train_script_dispatches_to_the_engine_on_the_2_0_stack(base, only_jobs):
+    """kradar_plugin's own tools/train.py (the 1.x script) hands over to the mmengine adapter when mmcv has no
+    ``mmcv.runner``: the same --eval-only flag, one process, the same metrics as mmdet3d's script."""
+    script = osp.join(ROOT, 'tools', 'train.py')
+    job = launch(TOY_CONFIG, base / 'tools_train', nproc=1, script=script, args=['--eval-only'])
+    assert_eval_only(job)
+    assert toy_metrics(job) == toy_metrics(only_jobs[1])
