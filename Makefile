@@ -84,6 +84,9 @@ bench: env
 	$(VENV)/bin/python benchmarks/bench_rotate_iou.py
 	$(VENV)/bin/python benchmarks/bench_kradar_eval.py
 	$(VENV)/bin/python benchmarks/bench_eval_only.py
+	$(VENV)/bin/python benchmarks/bench_doctor.py
+	$(VENV)/bin/python benchmarks/bench_tiny_radar.py
+	$(VENV)/bin/python benchmarks/bench_preflight.py
 
 doctor: env
 	$(VENV)/bin/kradar-doctor
