@@ -67,6 +67,7 @@ else:
     mmdet3d_version = None
 from mmdet import __version__ as mmdet_version  # noqa: E402
 from mmdet.apis import set_random_seed  # noqa: E402
+from mmdet.utils import setup_multi_processes  # noqa: E402  (mmdet >= 2.20, as mmdet3d's train.py uses it)
 from kradar_plugin.runner.cpu_dist import install_cpu_support  # noqa: E402
 
 install_cpu_support()  # no-op with CUDA; on a CPU machine also covers mmdet3d's train functions imported above
@@ -197,6 +198,9 @@ def run(argv=None):
     import_plugin_dir(cfg, args.config)
     apply_eval_switch(cfg, args)
 
+    # the config's mp_start_method / opencv_num_threads / OMP threads, as mmdet3d's own train.py (before
+    # init_dist, which would otherwise pick 'spawn' for the DataLoader workers)
+    setup_multi_processes(cfg)
     if cfg.get('cudnn_benchmark', False):
         torch.backends.cudnn.benchmark = True
     # work_dir: CLI > config > ./work_dirs/<config name>
