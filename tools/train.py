@@ -30,8 +30,11 @@ def _openmmlab2():
         return False
 
 
+# the working directory first (a project's `custom_imports = ['projects.mmdet3d_plugin', ...]` must import
+# when the config loads, as mmdet3d's dist_train.sh arranges with its repository root), then this repository
+sys.path[:0] = [p for p in (os.getcwd(), osp.dirname(osp.dirname(osp.abspath(__file__)))) if p not in sys.path]
+
 if __name__ == '__main__' and _openmmlab2():  # same flags on the 2.0 stack, through the mmengine adapter
-    sys.path[:0] = [p for p in (os.getcwd(), osp.dirname(osp.dirname(osp.abspath(__file__)))) if p not in sys.path]
     from kradar_plugin.engine.train import main as engine_main
     sys.exit(engine_main())
 
@@ -41,9 +44,6 @@ from mmcv import Config, DictAction
 from mmcv.runner import get_dist_info, init_dist
 from torch.distributed.elastic.multiprocessing.errors import record
 
-# the working directory first (a project's `custom_imports = ['projects.mmdet3d_plugin', ...]` must import
-# when the config loads, as mmdet3d's dist_train.sh arranges with its repository root), then this repository
-sys.path[:0] = [p for p in (os.getcwd(), osp.dirname(osp.dirname(osp.abspath(__file__)))) if p not in sys.path]
 import kradar_plugin  # noqa: E402,F401  (registers the dataset, models, runner switch; CPU support)
 from kradar_plugin.runner import EvalOnlyRunnerConstructor, normalize_dist_params  # noqa: E402
 from kradar_plugin.runner.failfast import wait_if_peer_failure  # noqa: E402
