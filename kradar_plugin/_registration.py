@@ -5,11 +5,18 @@ A framework that is installed but fails to import (``No module named 'mmcv._ext'
 assert, ...) gives ONE warning naming the error and pointing at ``kradar-doctor``, and the rest of the
 package keeps working: the doctor and ``kradar-eval`` must run precisely in such environments.
 ``KRADAR_PLUGIN_REGISTER=0`` skips registration altogether (the command-line tools need none of it).
+
+Registration is immediate when a framework is already imported (a config's ``custom_imports``: mmcv or
+mmengine loaded the config) or a ``KRADAR_EVAL_*`` switch is set; otherwise it waits for the first
+framework import to complete (``_import_trigger``), so ``import kradar_plugin`` for the evaluator or the
+IoU alone never imports torch. ``KRADAR_PLUGIN_REGISTER=now`` forces the immediate import.
 """
 import importlib
 import importlib.util
 import os
 import warnings
+
+from . import _import_trigger
 
 
 class RegistrationWarning(UserWarning):
@@ -25,6 +32,8 @@ ADAPTERS = (
     ('kradar_plugin.engine', 'mmengine'),
     ('kradar_plugin.engine.kradar_det3d', 'mmdet3d'),
 )
+# adapters that import no framework (mmdet3d's IoU module names): installed at once even when the rest waits
+EAGER_ADAPTERS = ('kradar_plugin.compat.mmdet3d_alias',)
 # Adapters written for one OpenMMLab generation: (a file of the framework package that this generation has,
 # generation). The other generation's install lacks the file and the adapter is skipped, not reported: mmcv
 # 1.x adapters are not tried on mmcv 2.x, mmdet3d 1.x (mmengine) ones not on mmdet3d <= 1.0.0rc6. Without
@@ -43,6 +52,7 @@ ENV_VAR = 'KRADAR_PLUGIN_REGISTER'
 SWITCH_VARS = ('KRADAR_EVAL_ONLY', 'KRADAR_EVAL_FIRST', 'KRADAR_EVAL_SAMPLES', 'KRADAR_MIN_LOADED', 'KRADAR_PREFLIGHT',
                'KRADAR_PROBE_MODEL')
 failures = {}   # adapter module -> the exception that stopped it
+deferred = []   # the installed FrameworkImportTrigger, while registration waits for a framework import
 
 
 class SwitchUnavailableError(RuntimeError):
@@ -84,9 +94,37 @@ def _generation_matches(module):
 
 
 def register_framework_components():
-    """Import each adapter whose framework is installed; return the adapters loaded."""
-    if os.environ.get(ENV_VAR, '1').strip().lower() in ('0', 'false', 'no', 'off'):
+    """Import each adapter whose framework is installed, now or (no framework imported yet, no switch set)
+    when the first framework import completes; return the adapters loaded now."""
+    mode = os.environ.get(ENV_VAR, '1').strip().lower()
+    if mode in ('0', 'false', 'no', 'off'):
         return []
+    if (mode != 'now' and not _import_trigger.frameworks_imported() and not _requested_switches(os.environ)
+            and any(_importable(framework) for framework in _import_trigger.FRAMEWORKS)):
+        if not deferred:
+            deferred.append(_import_trigger.FrameworkImportTrigger(_register_deferred).install())
+        return [module for module, framework in ADAPTERS
+                if module in EAGER_ADAPTERS and _importable(framework) and _import_quietly(module)]
+    return _register_now()
+
+
+def _import_quietly(module):
+    try:
+        importlib.import_module(module)
+    except Exception:  # noqa: BLE001 - retried (and reported) by the deferred registration
+        return False
+    return True
+
+
+def _register_deferred():
+    del deferred[:]
+    _register_now(stacklevel=2)
+
+
+def _register_now(stacklevel=4):
+    for trigger in deferred:
+        trigger.uninstall()
+    del deferred[:]
     loaded, failed = [], []
     for module, framework in ADAPTERS:
         if not _importable(framework) or not _generation_matches(module):
@@ -109,5 +147,5 @@ def register_framework_components():
             'variable.'.format(', '.join(requested), failed_switch[0], type(exc).__name__, exc))
     if failed:
         warnings.warn('kradar_plugin: %s; those components are not registered. Run `kradar-doctor` for the '
-                      'version pair to fix.' % '; '.join(failed), RegistrationWarning, stacklevel=3)
+                      'version pair to fix.' % '; '.join(failed), RegistrationWarning, stacklevel=stacklevel)
     return loaded

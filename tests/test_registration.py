@@ -1,5 +1,5 @@
-"""`import kradar_plugin` registers adapters for importable frameworks, survives a broken one with one
-warning, and can skip registration."""
+"""`import kradar_plugin` registers adapters for importable frameworks (at once when a framework is loaded,
+else when the first one is imported), survives a broken one with one warning, and can skip registration."""
 import os
 import subprocess
 import sys
@@ -29,7 +29,7 @@ def test_broken_framework_gives_one_warning_and_the_core_still_works():
         print(mine[0])
         print(sorted(failures))
         print(kradar_plugin.rotate_iou_eval([[0, 0, 2, 2, 0]], [[1, 0, 2, 4, 0]])[0, 0])
-    ''', pythonpath=[BROKEN_MMCV])
+    ''', pythonpath=[BROKEN_MMCV], KRADAR_PLUGIN_REGISTER='now')  # as when a config imports it (mmcv loaded)
     assert proc.returncode == 0, proc.stderr
     count, message, failed, iou = proc.stdout.strip().splitlines()
     assert count == '1'
@@ -64,6 +64,51 @@ def test_components_are_registered_when_frameworks_import():
     assert proc.stdout.strip().splitlines()[-1] == 'True True True 0'
 
 
+def test_registration_waits_for_the_first_framework_import():
+    """An evaluation script's `import kradar_plugin` imports no torch/mmcv; a later framework import (here
+    mmdet3d's whole API, which imports mmdet and mmcv inside its own __init__) registers everything once,
+    after that import completes; mmdet3d's IoU module names are ours from the start."""
+    pytest.importorskip('mmdet3d.apis')
+    proc = run('''
+        import sys, warnings
+        warnings.simplefilter('error', UserWarning)   # a RegistrationWarning would end the run
+        warnings.filterwarnings('ignore', module='(?!kradar_plugin)')
+        import kradar_plugin
+        from kradar_plugin import _registration
+        print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'mmcv', 'mmdet', 'mmdet3d')
+                     and 'rotate_iou' not in m))
+        print(getattr(sys.modules['mmdet3d.core.evaluation.kitti_utils.rotate_iou'], '__kradar_plugin__', 0))
+        from mmdet3d.apis import train_model
+        from mmcv.runner import HOOKS
+        from mmdet.datasets import DATASETS
+        from mmdet.models import DETECTORS
+        print('EvalOnlyHook' in HOOKS.module_dict, 'KRadarPluginDataset' in DATASETS.module_dict,
+              'TinyRadarPeakDetector' in DETECTORS.module_dict, len(_registration.failures), _registration.deferred,
+              [type(f).__name__ for f in sys.meta_path if 'Trigger' in type(f).__name__],
+              'exec_module' in vars(sys.modules['mmdet3d'].__spec__.loader))
+    ''')
+    assert proc.returncode == 0, proc.stderr
+    before, alias, after = proc.stdout.strip().splitlines()[-3:]
+    assert before == '[]' and alias == 'True'
+    assert after == 'True True True 0 [] [] False'
+
+
+def test_registration_is_immediate_under_a_loaded_framework_or_when_asked():
+    """custom_imports runs after mmcv loaded the config: registration happens inside that import."""
+    pytest.importorskip('mmcv.runner')
+    proc = run('''
+        import sys
+        import mmcv
+        import kradar_plugin
+        print('kradar_plugin.runner' in sys.modules, 'torch' in sys.modules)
+    ''')
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == 'True True'
+    proc = run('import sys, kradar_plugin; print("kradar_plugin.runner" in sys.modules)', KRADAR_PLUGIN_REGISTER='now')
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == 'True'
+
+
 @pytest.mark.parametrize('variable', ['KRADAR_EVAL_ONLY', 'KRADAR_EVAL_FIRST', 'KRADAR_EVAL_SAMPLES'])
 def test_eval_switch_with_a_broken_runner_adapter_stops_the_import(variable):
     """A config's custom_imports of kradar_plugin must fail (and so stop the run) rather than let a job that
@@ -78,6 +123,7 @@ def test_eval_switch_with_a_broken_runner_adapter_stops_the_import(variable):
 
 
 def test_eval_switch_off_with_a_broken_runner_adapter_only_warns():
-    proc = run('import kradar_plugin; print("OK")', pythonpath=[BROKEN_MMCV], KRADAR_EVAL_ONLY='0')
+    proc = run('import kradar_plugin; print("OK")', pythonpath=[BROKEN_MMCV], KRADAR_EVAL_ONLY='0',
+               KRADAR_PLUGIN_REGISTER='now')
     assert proc.returncode == 0 and proc.stdout.strip() == 'OK', proc.stderr
     assert 'RegistrationWarning' in proc.stderr
