@@ -40,17 +40,20 @@ demo-tiny: env
 	@$(VENV)/bin/python tools/create_demo_data.py --out data/demo
 	@PATH=$(CURDIR)/$(VENV)/bin:$$PATH tools/dist_train.sh configs/kradar/demo_eval_only.py $(GPUS) --eval-only
 
-## The whole suite: full stack (torch + mmcv-full + mmdet) and the core again on numpy 2.x.
-test: test-full test-light
+## The whole suite: the OpenMMLab 1.x stack (torch + mmcv-full + mmdet + mmdet3d rc6), the 2.0 stack
+## (mmengine + mmcv 2.1 + mmdet 3.3 + mmdet3d 1.4: tests/engine) and the core again on numpy 2.x.
+## Each part prints its 15 slowest tests; the env builds print their own progress.
+PYTEST_FLAGS ?= -q --durations=15
+test: test-full test-mm2 test-light
 
 test-full: env
-	$(VENV)/bin/python -m pytest -q tests
+	$(VENV)/bin/python -m pytest $(PYTEST_FLAGS) tests
 
 test-light: env-light
-	$(LIGHT)/bin/python -m pytest -q $(CORE_TESTS)
+	$(LIGHT)/bin/python -m pytest $(PYTEST_FLAGS) $(CORE_TESTS)
 
-## OpenMMLab 2.0 stack (.venv-mm2: mmengine, mmcv 2.1 with CPU ops, mmdet 3.3, mmdet3d 1.4). Not part of `make test`
-## yet: test-mm2 runs tests/engine. demo-mm2: K-Radar-format data, PointPillars (VoxelNet) trained once for 6
+## OpenMMLab 2.0 stack (.venv-mm2: mmengine, mmcv 2.1 with CPU ops, mmdet 3.3, mmdet3d 1.4); test-mm2 (part of
+## `make test`) runs tests/engine there. demo-mm2: K-Radar-format data, PointPillars (VoxelNet) trained once for 6
 ## epochs by mmdet3d's own tools/train.py with 2 gloo processes (cached in work_dirs/demo_mm2_train), then an
 ## eval-only launch of that checkpoint (--cfg-options runner_type=EvalOnlyRunner), then kradar-eval prints
 ## legacy/revised/fixed side by side on the predictions that run saved.
@@ -66,7 +69,7 @@ env-mm2:
 	@PYTHON=$(PY) tools/setup_env.sh mm2 $(VENV_MM2)
 
 test-mm2: env-mm2
-	$(VENV_MM2)/bin/python -m pytest -q tests/engine
+	$(VENV_MM2)/bin/python -m pytest $(PYTEST_FLAGS) tests/engine
 
 demo-mm2: env-mm2
 	@$(VENV_MM2)/bin/python tools/create_demo_data.py --out $(MM2_DATA) --frames 100 --train-frames 400
