@@ -47,7 +47,7 @@ GENERATION_MARKERS = {
 # the adapters whose import installs the KRADAR_EVAL_* switch
 SWITCH_ADAPTERS = ('kradar_plugin.runner', 'kradar_plugin.engine')
 ENV_VAR = 'KRADAR_PLUGIN_REGISTER'
-# the eval-only switch variables (kradar_plugin.runner.eval_mode); named here because that package is
+# the eval-only switch variables (kradar_plugin.distributed.eval_mode); named here because that package is
 # exactly what may have failed to import
 SWITCH_VARS = ('KRADAR_EVAL_ONLY', 'KRADAR_EVAL_FIRST', 'KRADAR_EVAL_SAMPLES', 'KRADAR_MIN_LOADED', 'KRADAR_PREFLIGHT',
                'KRADAR_PROBE_MODEL')

@@ -46,7 +46,7 @@ from torch.distributed.elastic.multiprocessing.errors import record
 
 import kradar_plugin  # noqa: E402,F401  (registers the dataset, models, runner switch; CPU support)
 from kradar_plugin.runner import EvalOnlyRunnerConstructor, normalize_dist_params  # noqa: E402
-from kradar_plugin.runner.failfast import wait_if_peer_failure  # noqa: E402
+from kradar_plugin.distributed.failfast import wait_if_peer_failure  # noqa: E402
 
 try:
     import mmdet3d  # noqa: F401

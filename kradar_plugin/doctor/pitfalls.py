@@ -118,8 +118,8 @@ def loader_batch_size(loader):
 
 def judge_val_sampler(name, rank_indices, dataset_size, sampler_text):
     """Validation: mmcv's collection (zip of the rank parts, cut to len(dataset)) must give exactly samples
-    0..len-1 in order (``kradar_plugin.runner.collection_check``)."""
-    from ..runner.collection_check import CollectionError, check_rank_indices
+    0..len-1 in order (``kradar_plugin.distributed.collection``)."""
+    from ..distributed.collection import CollectionError, check_rank_indices
     try:
         check_rank_indices(rank_indices, dataset_size)
     except CollectionError as exc:

@@ -10,7 +10,7 @@ Imported by ``kradar_plugin`` when mmengine is importable. Importing it:
   ``tools/train.py``).
 mmdet3d 1.x components (the K-Radar dataset of the 2.0 demo) are in ``kradar_plugin.engine.mmdet3d``.
 """
-from .collection import CollectionError, check_rank_indices, check_results, collected_order  # noqa: F401
+from kradar_plugin.distributed.collection import CollectionError, check_rank_indices, check_results, collected_order  # noqa: F401,E501
 from .eval_only_hook import EvalOnlyHook  # noqa: F401
 from .kradar_metric import KRadarMetric  # noqa: F401
 from .runner import EvalOnlyRunner, install_env_switch, with_eval_switch  # noqa: F401

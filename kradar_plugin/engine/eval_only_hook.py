@@ -14,7 +14,7 @@ the guards of ``guard`` apply and ``eval_samples`` restricts every evaluation to
 from mmengine.hooks import CheckpointHook, Hook, ParamSchedulerHook
 from mmengine.registry import HOOKS
 
-from ._mmcv_free import eval_mode
+from kradar_plugin.distributed import eval_mode
 from .guard import check_collection, guard_loop, guard_metrics
 from .subset import subset_val_loop
 

@@ -1,7 +1,7 @@
 """Guards around mmengine's validation loop: exact collection, nothing lost, fail fast.
 
 - before the first evaluation every rank shares its sampler indices and the job refuses a sampler whose
-  collected order would not be exactly ``0 .. len(dataset) - 1`` (``collection.check_rank_indices``);
+  collected order would not be exactly ``0 .. len(dataset) - 1`` (``kradar_plugin.distributed.collection``);
 - on rank 0, before each metric's ``compute_metrics`` runs, the collected results are checked (exactly
   ``len(dataset)`` of them, no ``sample_idx`` twice) and pickled under ``work_dir/eval_results/``; if the
   metric raises, the message names the pickle (and, for ``KRadarMetric``, the ``kradar-eval`` command that
@@ -11,46 +11,14 @@
   left waiting in a collective until the distributed timeout: the launcher sees the failure and stops the
   job. One-process runs raise as usual.
 """
-import os
-import os.path as osp
-import pickle
-import sys
-
-from ._mmcv_free import failfast
-from .collection import check_rank_indices, check_results
-
-RESULTS_DIR = 'eval_results'
-
-
-def dist_info():
-    """(rank, world size); (0, 1) without an initialised process group."""
-    try:
-        import torch.distributed as dist
-        if dist.is_available() and dist.is_initialized():
-            return dist.get_rank(), dist.get_world_size()
-    except ImportError:
-        pass
-    return 0, 1
-
-
-def loader_indices(loader):
-    """The dataset indices this rank's loader will visit, in order."""
-    sampler = getattr(loader, 'sampler', None)
-    if sampler is None:
-        return list(range(len(loader.dataset)))
-    return [int(i) for i in iter(sampler)]
+from kradar_plugin.distributed import eval_support
+from kradar_plugin.distributed.collection import MMENGINE, check_results
+from kradar_plugin.distributed.eval_support import RESULTS_DIR, dist_info, fail_fast, loader_indices  # noqa: F401
 
 
 def check_collection(loader):
-    """Collective (every rank calls it): raise CollectionError if collection would be inexact."""
-    _, world = dist_info()
-    indices = loader_indices(loader)
-    if world > 1:
-        from mmengine.dist import all_gather_object
-        gathered = all_gather_object(indices)
-    else:
-        gathered = [indices]
-    check_rank_indices(gathered, len(loader.dataset))
+    """Collective (every rank calls it): raise CollectionError if mmengine's collection would be inexact."""
+    eval_support.check_collection(loader, MMENGINE)
 
 
 def results_tag(runner):
@@ -62,16 +30,7 @@ def results_tag(runner):
     return 'epoch_{}'.format(runner.epoch if loop is not None and not isinstance(loop, dict) else 0)
 
 
-def save_results(results, work_dir, tag):
-    """Pickle the collected results under ``work_dir/eval_results/results_<tag>.pkl``; returns the path."""
-    out_dir = osp.join(work_dir or '.', RESULTS_DIR)
-    os.makedirs(out_dir, exist_ok=True)
-    path = osp.abspath(osp.join(out_dir, 'results_{}.pkl'.format(tag)))
-    tmp = path + '.tmp{}'.format(os.getpid())
-    with open(tmp, 'wb') as f:
-        pickle.dump(results, f, protocol=4)
-    os.replace(tmp, path)
-    return path
+save_results = eval_support.save_results
 
 
 def offline_note(metric, path, count):
@@ -122,23 +81,6 @@ def guard_loop(loop):
     """Make ``loop.run`` fail fast in multi-process jobs (instance attribute)."""
     if getattr(loop, '_kradar_guarded', False):
         return loop
-    run = loop.run
-    loop._kradar_note = None
-
-    def guarded_run():
-        loop._kradar_note = None
-        try:
-            return run()
-        except Exception as exc:
-            _, world = dist_info()
-            if world > 1:
-                failfast.report_and_exit(exc, 'evaluation (inference, result collection or compute_metrics)',
-                                         extra=loop._kradar_note)
-            if loop._kradar_note:
-                sys.stderr.write(loop._kradar_note + '\n')
-                sys.stderr.flush()
-            raise
-
-    loop.run = guarded_run
+    loop.run = fail_fast(loop, loop.run, 'evaluation (inference, result collection or compute_metrics)')
     loop._kradar_guarded = True
     return loop

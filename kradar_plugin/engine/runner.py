@@ -22,7 +22,7 @@ import sys
 from mmengine.registry import RUNNERS
 from mmengine.runner import Runner
 
-from ._mmcv_free import dist_params, eval_mode
+from kradar_plugin.distributed import dist_params, eval_mode
 from .eval_only_hook import EvalOnlyHook
 
 

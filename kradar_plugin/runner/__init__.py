@@ -12,10 +12,10 @@ Runners built by ``EvalOnlyRunnerConstructor`` load checkpoints through ``checkp
 repairs, ``min_loaded``), evaluate EMA weights before training as after an epoch (``ema``), and check the
 distributed pitfalls before a pre-training evaluation (``preflight``).
 """
-from .collection_check import CollectionError, check_rank_indices, collected_order  # noqa: F401
+from kradar_plugin.distributed.collection import CollectionError, check_rank_indices, collected_order  # noqa: F401
 from .constructor import EvalOnlyRunnerConstructor, install_env_switch  # noqa: F401
 from .cpu_dist import install_cpu_support, install_timeout_support
-from .dist_params import normalize_dist_params  # noqa: F401
+from kradar_plugin.distributed.dist_params import normalize_dist_params  # noqa: F401
 from .eval_only_hook import EvalOnlyHook  # noqa: F401
 
 install_timeout_support()

@@ -41,7 +41,7 @@ def _rank():
 
 
 def _rank_tag():
-    from .failfast import rank_tag
+    from kradar_plugin.distributed.failfast import rank_tag
     return rank_tag()
 
 

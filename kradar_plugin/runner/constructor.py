@@ -15,7 +15,7 @@ elements a ``load_from``/``resume_from`` checkpoint must provide, default 0.9, 0
 from mmcv.runner.builder import RUNNER_BUILDERS
 from mmcv.runner.default_constructor import DefaultRunnerConstructor
 
-from . import eval_mode
+from kradar_plugin.distributed import eval_mode
 from .checkpoint_guard import install_checkpoint_guard
 from .checkpoint_report import resolve_min_loaded
 from .eval_only_hook import EvalOnlyHook

@@ -60,7 +60,7 @@ def install_timeout_support():
     """Let ``dist_params=dict(timeout=<seconds>)`` reach init_process_group as a timedelta."""
     if _INSTALLED['timeout']:
         return
-    from .dist_params import normalize_dist_params
+    from kradar_plugin.distributed.dist_params import normalize_dist_params
     mods = _modules(['mmcv.runner.dist_utils'])
 
     def wrap(original):
@@ -79,7 +79,7 @@ def _init_dist_pytorch_cpu(backend='gloo', **kwargs):
     """CPU replacement for mmcv's ``_init_dist_pytorch``: no ``torch.cuda.set_device``; gloo backend.
     Also installs the mmdet/mmcv replacements a distributed CPU run needs next (DDP, result collection)."""
     import torch.distributed as dist
-    from .dist_params import normalize_dist_params
+    from kradar_plugin.distributed.dist_params import normalize_dist_params
     if backend != 'gloo':
         warnings.warn('kradar_plugin: no CUDA device, using the gloo backend instead of {!r} for this '
                       'CPU run'.format(backend))

@@ -1,7 +1,7 @@
 """Guards around an mmcv ``EvalHook``/``DistEvalHook``: exact collection, nothing lost, fail fast.
 
 - before the first evaluation every rank shares its sampler indices and the job refuses a sampler whose
-  collected order would not be exactly ``0 .. len(dataset) - 1`` (see ``collection_check``);
+  collected order would not be exactly ``0 .. len(dataset) - 1`` (``kradar_plugin.distributed.collection``);
 - after collection rank 0 checks that exactly ``len(dataset)`` predictions came back, pickles them under
   ``work_dir/eval_results/`` and only then calls ``dataset.evaluate``; if that raises, the message names
   the pickle and the ``kradar-eval`` command that re-runs the evaluation offline;
@@ -9,32 +9,9 @@
   rank's traceback tagged with its rank and ends the process at once (``failfast``), so its peers are not
   left in a collective: the launcher sees the failure and stops the job.
 """
-import os
-import os.path as osp
-import sys
-
-from .collection_check import check_rank_indices, check_result_count
-from .failfast import report_and_exit
-
-RESULTS_DIR = 'eval_results'
-
-
-def _dist_info():
-    try:
-        import torch.distributed as dist
-        if dist.is_available() and dist.is_initialized():
-            return dist.get_rank(), dist.get_world_size()
-    except ImportError:
-        pass
-    return 0, 1
-
-
-def loader_indices(loader):
-    """The dataset indices this rank's validation loader will visit, in order."""
-    sampler = getattr(loader, 'sampler', None)
-    if sampler is None:
-        return list(range(len(loader.dataset)))
-    return [int(i) for i in iter(sampler)]
+from kradar_plugin.distributed import eval_support
+from kradar_plugin.distributed.collection import MMCV, check_result_count
+from kradar_plugin.distributed.eval_support import RESULTS_DIR, dist_info, fail_fast, loader_indices  # noqa: F401
 
 
 def uses_standard_collection(hook):
@@ -54,16 +31,8 @@ def uses_standard_collection(hook):
 
 
 def check_collection(loader):
-    """Collective (every rank calls it): raise CollectionError if collection would be inexact."""
-    rank, world = _dist_info()
-    indices = loader_indices(loader)
-    if world > 1:
-        import torch.distributed as dist
-        gathered = [None] * world
-        dist.all_gather_object(gathered, indices)
-    else:
-        gathered = [indices]
-    check_rank_indices(gathered, len(loader.dataset))
+    """Collective (every rank calls it): raise CollectionError if mmcv's collection would be inexact."""
+    eval_support.check_collection(loader, MMCV)
 
 
 def results_tag(runner, by_epoch):
@@ -75,12 +44,8 @@ def results_tag(runner, by_epoch):
 
 
 def save_results(results, runner, tag):
-    """Pickle the collected predictions under ``work_dir/eval_results/results_<tag>.pkl`` (atomically, as plain
-    numpy: tensors and box objects converted, so ``kradar-eval`` loads them without torch or mmdet3d)."""
-    from kradar_plugin.datasets.result_io import write_results_pickle
-    out_dir = osp.join(runner.work_dir or '.', RESULTS_DIR)
-    path = osp.abspath(osp.join(out_dir, 'results_{}.pkl'.format(tag)))
-    return write_results_pickle(results, path)
+    """Pickle the collected predictions under ``work_dir/eval_results/results_<tag>.pkl``; returns the path."""
+    return eval_support.save_results(results, runner.work_dir, tag)
 
 
 def offline_command(dataset, results_path, eval_kwargs=None):
@@ -120,7 +85,6 @@ def guard_eval_hook(hook):
         return hook
     do_evaluate = hook._do_evaluate
     evaluate = hook.evaluate
-    hook._kradar_note = None
     hook.last_results_file = None
 
     def guarded_evaluate(runner, results):
@@ -143,21 +107,8 @@ def guard_eval_hook(hook):
                     offline_command(dataset, path, getattr(hook, 'eval_kwargs', None))))
             raise
 
-    def guarded_do_evaluate(runner):
-        hook._kradar_note = None
-        try:
-            return do_evaluate(runner)
-        except Exception as exc:
-            _, world = _dist_info()
-            if world > 1:
-                report_and_exit(exc, 'evaluation (inference, result collection or dataset.evaluate)',
-                                extra=hook._kradar_note)
-            if hook._kradar_note:
-                sys.stderr.write(hook._kradar_note + '\n')
-                sys.stderr.flush()
-            raise
-
     hook.evaluate = guarded_evaluate
-    hook._do_evaluate = guarded_do_evaluate
+    hook._do_evaluate = fail_fast(hook, do_evaluate,
+                                  'evaluation (inference, result collection or dataset.evaluate)')
     hook._kradar_guarded = True
     return hook

@@ -183,7 +183,7 @@ def run_preflight(runner, eval_hooks, probe_model=False):
         runner.logger.info('kradar_plugin preflight (%d rank(s)):\n%s', world, text)
     failed = [r for r in results if r.status == 'FAIL']
     if failed:
-        from .failfast import rank_tag
+        from kradar_plugin.distributed.failfast import rank_tag
         raise PreflightError('{} kradar_plugin preflight: {} check(s) FAILED before the first evaluation:\n{}\n'
                              '(runner.preflight=False or KRADAR_PREFLIGHT=0 skips these checks)'.format(
                                  rank_tag(), len(failed),

@@ -1,7 +1,7 @@
 """failfast pieces: rank tags, peer-failure recognition, and an error file the real launcher can read."""
 from torch.distributed.elastic.multiprocessing.errors import ProcessFailure
 
-from kradar_plugin.runner.failfast import is_peer_failure, record_to_error_file, tagged
+from kradar_plugin.distributed.failfast import is_peer_failure, record_to_error_file, tagged
 
 
 def test_tagged_prefixes_every_line():

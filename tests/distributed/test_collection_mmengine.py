@@ -1,8 +1,15 @@
-"""The mmengine result-collection order (zip_longest over rank parts, truncated) and the checks built on it."""
+"""The mmengine result-collection order (zip_longest over rank parts, truncated) and the checks built on it.
+
+Expected orders are written out by hand from mmengine's rule."""
+import functools
+
 import pytest
 
-from kradar_plugin.engine.collection import (CollectionError, check_rank_indices, check_results,
-                                             collected_order)
+from kradar_plugin.distributed import collection
+from kradar_plugin.distributed.collection import CollectionError, check_results
+
+collected_order = functools.partial(collection.collected_order, collector='mmengine')
+check_rank_indices = functools.partial(collection.check_rank_indices, collector='mmengine')
 
 
 def round_robin(size, world):
@@ -58,3 +65,14 @@ def test_results_count_and_duplicate_sample_idx():
     with pytest.raises(CollectionError, match=r'samples \[0, 1\] more than once'):
         check_results([{'sample_idx': i} for i in (0, 1, 0, 1)], 4)
     check_results([{'no_index': 1}, {'no_index': 2}], 2)  # metrics that keep no sample_idx: count only
+
+
+def test_the_two_collectors_differ_only_on_unequal_parts():
+    parts = [[0, 2, 4], [1, 3]]
+    assert collection.collected_order(parts, 5, 'mmcv') == [0, 1, 2, 3]
+    with pytest.raises(CollectionError, match=r'zip\(\) drops the tail.*samples \[4\] lost'):
+        collection.check_rank_indices(parts, 5, 'mmcv')
+    with pytest.raises(CollectionError, match=r'mmengine DefaultSampler, shuffle=False'):
+        check_rank_indices([list(range(4)), list(range(4))], 4)
+    with pytest.raises(ValueError, match="collector must be one of"):
+        collection.collected_order(parts, 5, 'detectron2')

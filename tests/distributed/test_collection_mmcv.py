@@ -3,7 +3,7 @@
 Expected orders are written out by hand from mmcv's rule (zip of the rank parts, truncated to len)."""
 import pytest
 
-from kradar_plugin.runner.collection_check import (CollectionError, check_rank_indices,
+from kradar_plugin.distributed.collection import (CollectionError, check_rank_indices,
                                                    check_result_count, collected_order)
 
 

@@ -3,8 +3,8 @@ import datetime
 
 import pytest
 
-from kradar_plugin.runner.dist_params import normalize_dist_params
-from kradar_plugin.runner.eval_mode import env_requests_switch, resolve
+from kradar_plugin.distributed.dist_params import normalize_dist_params
+from kradar_plugin.distributed.eval_mode import env_requests_switch, resolve
 
 
 def test_config_values_without_environment():

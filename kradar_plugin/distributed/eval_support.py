@@ -1,0 +1,74 @@
+"""What the mmcv 1.x ``EvalHook`` guard and the mmengine validation-loop guard both do around an
+evaluation: know the process group, check every rank's sampler indices before the first evaluation, save
+the collected results before the metric runs, and end a failing multi-process evaluation at once.
+torch is imported only inside the functions that need a process group.
+"""
+import os.path as osp
+import sys
+
+from .collection import check_rank_indices
+from .failfast import report_and_exit
+
+RESULTS_DIR = 'eval_results'
+
+
+def dist_info():
+    """(rank, world size); (0, 1) without an initialised process group."""
+    try:
+        import torch.distributed as dist
+        if dist.is_available() and dist.is_initialized():
+            return dist.get_rank(), dist.get_world_size()
+    except ImportError:
+        pass
+    return 0, 1
+
+
+def loader_indices(loader):
+    """The dataset indices this rank's loader will visit, in order."""
+    sampler = getattr(loader, 'sampler', None)
+    if sampler is None:
+        return list(range(len(loader.dataset)))
+    return [int(i) for i in iter(sampler)]
+
+
+def check_collection(loader, collector):
+    """Collective (every rank calls it): raise CollectionError if ``collector``'s collection ('mmcv' or
+    'mmengine') of this loader's predictions would not be exactly the dataset in order."""
+    _, world = dist_info()
+    indices = loader_indices(loader)
+    if world > 1:
+        import torch.distributed as dist
+        gathered = [None] * world
+        dist.all_gather_object(gathered, indices)
+    else:
+        gathered = [indices]
+    check_rank_indices(gathered, len(loader.dataset), collector)
+
+
+def save_results(results, work_dir, tag):
+    """Pickle the collected results under ``work_dir/eval_results/results_<tag>.pkl`` (atomically, as plain
+    numpy: tensors and box objects converted, so ``kradar-eval`` loads them without torch or mmdet3d)."""
+    from kradar_plugin.datasets.result_io import write_results_pickle
+    path = osp.abspath(osp.join(work_dir or '.', RESULTS_DIR, 'results_{}.pkl'.format(tag)))
+    return write_results_pickle(results, path)
+
+
+def fail_fast(owner, function, stage):
+    """``function`` wrapped so that an exception in a multi-process job prints this rank's traceback (and
+    ``owner._kradar_note``, what to do with the saved results) and ends the process at once, leaving no
+    peer waiting in a collective; a one-process run prints the note and raises as usual."""
+    owner._kradar_note = None
+
+    def guarded(*args, **kwargs):
+        owner._kradar_note = None
+        try:
+            return function(*args, **kwargs)
+        except Exception as exc:
+            _, world = dist_info()
+            if world > 1:
+                report_and_exit(exc, stage, extra=owner._kradar_note)
+            if owner._kradar_note:
+                sys.stderr.write(owner._kradar_note + '\n')
+                sys.stderr.flush()
+            raise
+    return guarded
