@@ -46,6 +46,7 @@ from torch.distributed.elastic.multiprocessing.errors import record
 
 import kradar_plugin  # noqa: E402,F401  (registers the dataset, models, runner switch; CPU support)
 from kradar_plugin.runner import EvalOnlyRunnerConstructor, normalize_dist_params  # noqa: E402
+from kradar_plugin.distributed import eval_mode  # noqa: E402
 from kradar_plugin.distributed.failfast import wait_if_peer_failure  # noqa: E402
 
 try:
@@ -101,13 +102,7 @@ def parse_args(argv=None):
     parser.add_argument('--local_rank', '--local-rank', dest='local_rank', type=int, default=0)
     parser.add_argument('--autoscale-lr', action='store_true',
                         help='automatically scale lr with the number of gpus')
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument('--eval-only', action='store_true',
-                      help='evaluate once before training and stop: zero iterations, no checkpoint')
-    mode.add_argument('--eval-first', action='store_true',
-                      help='evaluate once before training, then train normally')
-    parser.add_argument('--eval-samples', type=int, default=None, metavar='N',
-                        help='evaluate on the first N validation samples only (every evaluation)')
+    eval_mode.add_arguments(parser)
     parser.add_argument('--no-doctor', action='store_true',
                         help='skip the environment quick checks at start')
     args = parser.parse_args(argv)

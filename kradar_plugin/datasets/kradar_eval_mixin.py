@@ -35,11 +35,10 @@ import os
 import os.path as osp
 import sys
 import tempfile
-import time
 
 import numpy as np
 
-from .result_io import normalize_results, write_results_pickle
+from .result_io import new_results_path, normalize_results, write_results_pickle
 
 from kradar_plugin.evaluation.protocols import (ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE,
                                                 PROTOCOL_FIELDS)
@@ -99,13 +98,7 @@ class KRadarEvalMixin(object):
         directory = self.results_dir or _logger_dir(logger)
         if not directory:
             directory = osp.join(tempfile.gettempdir(), 'kradar_results')
-        stamp = time.strftime('%Y%m%d_%H%M%S')
-        path = osp.join(directory, 'kradar_results_{}_{}.pkl'.format(stamp, os.getpid()))
-        k = 1
-        while osp.exists(path):
-            path = osp.join(directory, 'kradar_results_{}_{}_{}.pkl'.format(stamp, os.getpid(), k))
-            k += 1
-        return path
+        return new_results_path(directory)
 
     # ---- the evaluate() hook that mmcv/mmdet eval hooks call ----
     def evaluate(self, results, metric=None, logger=None, pklfile_prefix=None, submission_prefix=None,

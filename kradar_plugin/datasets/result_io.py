@@ -12,6 +12,7 @@ tensor or an array of shape (N, 7+).
 import os
 import os.path as osp
 import pickle
+import time
 
 import numpy as np
 
@@ -49,6 +50,17 @@ def write_results_pickle(results, path):
     with open(tmp, 'wb') as f:
         pickle.dump(results_to_numpy(results), f, protocol=4)
     os.replace(tmp, path)
+    return path
+
+
+def new_results_path(directory):
+    """``directory/kradar_results_<date>_<time>_<pid>[_k].pkl`` that does not exist yet."""
+    stamp = time.strftime('%Y%m%d_%H%M%S')
+    path = osp.join(directory, 'kradar_results_{}_{}.pkl'.format(stamp, os.getpid()))
+    k = 1
+    while osp.exists(path):
+        path = osp.join(directory, 'kradar_results_{}_{}_{}.pkl'.format(stamp, os.getpid(), k))
+        k += 1
     return path
 
 

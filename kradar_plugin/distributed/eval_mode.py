@@ -107,3 +107,16 @@ def resolve(mode='only', samples=None, environ=None):
     if environ.get(ENV_SAMPLES, '').strip():
         samples = check_samples(environ[ENV_SAMPLES], ENV_SAMPLES)
     return mode, samples
+
+
+def add_arguments(parser):
+    """Add ``--eval-only`` / ``--eval-first`` (mutually exclusive) and ``--eval-samples N`` to an argparse
+    parser: the same options for the mmcv 1.x and the mmengine train entry points."""
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument('--eval-only', action='store_true',
+                      help='evaluate once before training and stop: zero iterations, no checkpoint')
+    mode.add_argument('--eval-first', action='store_true',
+                      help='evaluate once before training, then train normally')
+    parser.add_argument('--eval-samples', type=int, default=None, metavar='N',
+                        help='evaluate on the first N validation samples only (every evaluation)')
+    return parser

@@ -20,14 +20,13 @@ import os
 import os.path as osp
 import pickle
 import tempfile
-import time
 
 import numpy as np
 from mmengine.evaluator import BaseMetric
 from mmengine.logging import print_log
 from mmengine.registry import METRICS
 
-from kradar_plugin.datasets.result_io import leaf_to_numpy, write_results_pickle
+from kradar_plugin.datasets.result_io import leaf_to_numpy, new_results_path, write_results_pickle
 from kradar_plugin.evaluation.protocols import (ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE,
                                                 PROTOCOL_NAMES)
 
@@ -179,12 +178,7 @@ class KRadarMetric(BaseMetric):
         """Pickle the results (numpy, frame order), the infos of those frames and the settings (JSON) next
         to each other; returns the results path."""
         directory = self.results_dir or _logger_dir() or osp.join(tempfile.gettempdir(), 'kradar_results')
-        stamp = time.strftime('%Y%m%d_%H%M%S')
-        path = osp.join(directory, 'kradar_results_{}_{}.pkl'.format(stamp, os.getpid()))
-        k = 1
-        while osp.exists(path):
-            path = osp.join(directory, 'kradar_results_{}_{}_{}.pkl'.format(stamp, os.getpid(), k))
-            k += 1
+        path = new_results_path(directory)
         write_results_pickle(results, path)
         write_results_pickle(frames, sidecar(path, 'infos.pkl'))
         with open(sidecar(path, 'settings.json'), 'w') as f:

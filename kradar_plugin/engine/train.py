@@ -20,6 +20,8 @@ import sys
 
 def parse_args(argv=None):
     from mmengine.config import DictAction
+
+    from kradar_plugin.distributed import eval_mode
     parser = argparse.ArgumentParser(description='Train (or only evaluate) a detector (OpenMMLab 2.0)')
     parser.add_argument('config', help='train config file path')
     parser.add_argument('--work-dir', help='the dir to save logs and models')
@@ -33,13 +35,7 @@ def parse_args(argv=None):
     parser.add_argument('--launcher', choices=['none', 'pytorch', 'slurm', 'mpi'], default='none',
                         help='job launcher')
     parser.add_argument('--local_rank', '--local-rank', dest='local_rank', type=int, default=0)
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument('--eval-only', action='store_true',
-                      help='evaluate once before training and stop: zero iterations, no checkpoint')
-    mode.add_argument('--eval-first', action='store_true',
-                      help='evaluate once before training, then train normally')
-    parser.add_argument('--eval-samples', type=int, default=None, metavar='N',
-                        help='evaluate on the first N validation samples only (every evaluation)')
+    eval_mode.add_arguments(parser)
     args = parser.parse_args(argv)
     if 'LOCAL_RANK' not in os.environ:
         os.environ['LOCAL_RANK'] = str(args.local_rank)
