@@ -9,7 +9,8 @@ positives), BEV and 3D at IoU 0.3/0.5/0.7, for each protocol:
 * the speed ratio to a straightforward shapely-based legacy evaluation on a subset (same process, same
   AP to 1e-9), and to this evaluator's figures before issue 10 (legacy 1.5 s, fixed 5.1 s warm on 20k);
 * ``kradar-eval --help`` and ``kradar-eval`` end to end on pickled 20k-frame annotations (fresh processes,
-  warm numba cache), and whether torch / mmcv / mmdet got imported.
+  warm numba cache) written with pickle protocols 2 (mmcv.dump), 4 (our runner) and 5, and whether torch /
+  mmcv / mmdet got imported.
 
 The machine's load average is printed before and after: on a shared machine every figure is slower.
 
@@ -179,19 +180,27 @@ def _children_cpu():
     return usage.ru_utime + usage.ru_stime
 
 
-def _cli(tmp, gts, dts):
+# pickle protocols of the annotation files: 2 is what mmcv.dump writes (EchoFusion's infos, mmdet3d's
+# test.py --out), 4 what our runner writes, 5 pickle.HIGHEST_PROTOCOL (numpy rebuilds each array in Python)
+PICKLE_PROTOCOLS = (2, 4, 5)
+
+
+def _cli(tmp, gts, dts, pickle_protocol, with_help):
+    """Fresh-process ``kradar-eval`` timings on annotation pickles written with ``pickle_protocol``: best of two
+    (wall s, CPU s) and the heavy frameworks a third run under ``-X importtime`` imported, per command."""
     gt_path, dt_path = os.path.join(tmp, 'gt.pkl'), os.path.join(tmp, 'dt.pkl')
     with open(gt_path, 'wb') as f:
-        pickle.dump(gts, f, protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.dump(gts, f, protocol=pickle_protocol)
     with open(dt_path, 'wb') as f:
-        pickle.dump(dts, f, protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.dump(dts, f, protocol=pickle_protocol)
     env = dict(os.environ, PYTHONPATH=ROOT)
     env.pop('KRADAR_PLUGIN_REGISTER', None)
     out = {}
-    for label, argv in (('help', ['--help']),
-                        ('legacy', ['--gt-annos', gt_path, '--dt-annos', dt_path, '--eval-types', 'bev', '3d']),
-                        ('all', ['--gt-annos', gt_path, '--dt-annos', dt_path, '--eval-types', 'bev', '3d',
-                                 '--protocol', 'all', '--no-progress'])):
+    commands = ((('help', ['--help']),) if with_help else ()) + (
+        ('legacy', ['--gt-annos', gt_path, '--dt-annos', dt_path, '--eval-types', 'bev', '3d', '--no-progress']),
+        ('all', ['--gt-annos', gt_path, '--dt-annos', dt_path, '--eval-types', 'bev', '3d',
+                 '--protocol', 'all', '--no-progress']))
+    for label, argv in commands:
         code = 'import sys, kradar_cli; sys.exit(kradar_cli.eval_main(sys.argv[1:]))'
         best = (float('inf'), float('inf'))
         for flags in ([], [], ['-X', 'importtime']):      # two timed runs, then one listing the imports
@@ -290,22 +299,27 @@ def main(argv=None):
               '{:.1e}; per frame shapely / ours (warm, {} frames): {:.0f}x'.format(
                   args.subset, t_ref, t_ours, diff, main_size, per_frame_ref / per_frame_ours))
     if not args.no_cli and data:
-        tmp = tempfile.mkdtemp(prefix='kradar-eval-bench-')
-        try:
-            cli = _cli(tmp, *data)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-        blobs = [pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL) for part in data]
-        t = time.process_time()
-        for blob in blobs:
-            pickle.loads(blob)
-        t_pickle = time.process_time() - t
-        print('\nkradar-eval (fresh process, warm numba cache; wall s / CPU s): --help {:.2f} / {:.2f}; legacy on '
-              '{} frames {:.2f} / {:.2f}; --protocol all {:.2f} / {:.2f} (unpickling the two annotation pickles '
-              'alone: {:.2f} CPU s); torch/mmcv/mmdet imported: {}'.format(
-                  cli['help'][0][0], cli['help'][0][1], main_size, cli['legacy'][0][0], cli['legacy'][0][1],
-                  cli['all'][0][0], cli['all'][0][1], t_pickle,
-                  sorted(set(cli['help'][1] + cli['legacy'][1] + cli['all'][1])) or 'none'))
+        print('\nkradar-eval on the {}-frame annotation pickles (fresh process, warm numba cache; best of 2, '
+              'wall s / CPU s):'.format(main_size))
+        heavy = set()
+        for number, pickle_protocol in enumerate(PICKLE_PROTOCOLS):
+            tmp = tempfile.mkdtemp(prefix='kradar-eval-bench-')
+            try:
+                cli = _cli(tmp, data[0], data[1], pickle_protocol, with_help=number == 0)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+            blobs = [pickle.dumps(part, protocol=pickle_protocol) for part in data]
+            t = time.process_time()
+            for blob in blobs:
+                pickle.loads(blob)
+            t_pickle = time.process_time() - t
+            if 'help' in cli:
+                print('  --help {:.2f} / {:.2f}'.format(*cli['help'][0]))
+            print('  pickle protocol {}: legacy {:.2f} / {:.2f}; --protocol all {:.2f} / {:.2f} (unpickling the two '
+                  'files alone: {:.2f} CPU s)'.format(pickle_protocol, cli['legacy'][0][0], cli['legacy'][0][1],
+                                                      cli['all'][0][0], cli['all'][0][1], t_pickle))
+            heavy.update(name for _, names in cli.values() for name in names)
+        print('  torch/mmcv/mmdet imported by the command: {}'.format(sorted(heavy) or 'none'))
     print('\nload average after: {}'.format(_load()))
     return 0
 
