@@ -61,6 +61,7 @@ def test_an_eval_variable_installs_the_switch_in_runner_from_cfg():
 
 BROKEN_MMCV_PROBE = '''
     import json, warnings
+    import mmengine.config  # loads the config; its custom_imports then import kradar_plugin
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always')
         import kradar_plugin
