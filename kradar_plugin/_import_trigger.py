@@ -8,7 +8,8 @@ after mmcv/mmengine is imported (registration is then immediate), and ``import k
 by ``import mmdet3d`` registers when mmdet3d's own ``__init__`` has finished (before any of its
 submodules is imported).
 
-The trigger fires when the OUTERMOST framework import finishes (``import mmdet3d`` imports mmdet, which
+The trigger fires when the OUTERMOST framework import (a framework package, or a submodule of one already
+loaded) finishes successfully (``import mmdet3d`` imports mmdet, which
 imports mmcv: the callback runs after mmdet3d, never inside a half-initialised package). It patches
 ``exec_module`` on the per-module file loader only (the loader keeps its type, so pkg_resources and
 importlib.resources see the usual loader) and removes the patch after use.
@@ -46,8 +47,11 @@ class FrameworkImportTrigger(object):
             sys.meta_path.remove(self)
 
     def find_spec(self, name, path=None, target=None):
-        if self.fired or name not in FRAMEWORKS or name in self._finding:
+        if self.fired or name in self._finding:
             return None
+        if name not in FRAMEWORKS and not (name.partition('.')[0] in FRAMEWORKS and frameworks_imported()):
+            return None   # (a framework submodule counts once its package is loaded: ``import mmdet3d`` may
+            #               have failed after importing mmcv, and the next import is then ``mmcv.runner``)
         self._finding.add(name)
         try:
             spec = self._other_finders_spec(name, path, target)

@@ -93,6 +93,29 @@ def test_registration_waits_for_the_first_framework_import():
     assert after == 'True True True 0 [] [] False'
 
 
+def test_registration_after_a_failed_framework_import_that_loaded_mmcv(tmp_path):
+    """An optional-dependency probe (`try: import mmdet3d`) that fails after importing mmcv must not leave the
+    plugin unregistered: the next framework import (a submodule of the loaded mmcv) registers."""
+    pytest.importorskip('mmcv.runner')
+    fake = tmp_path / 'mmdet3d'
+    fake.mkdir()
+    (fake / '__init__.py').write_text('import mmcv\nraise ImportError("mmdet3d: this mmcv is not supported")\n')
+    proc = run('''
+        import sys
+        import kradar_plugin
+        try:
+            import mmdet3d
+        except ImportError as exc:
+            print('probe failed:', exc)
+        print('mmcv' in sys.modules, 'kradar_plugin.runner' in sys.modules)
+        from mmcv.runner import HOOKS
+        print('EvalOnlyHook' in HOOKS.module_dict, kradar_plugin._registration.deferred)
+    ''', pythonpath=[str(tmp_path)])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-3:] == [
+        'probe failed: mmdet3d: this mmcv is not supported', 'True False', 'True []']
+
+
 def test_registration_is_immediate_under_a_loaded_framework_or_when_asked():
     """custom_imports runs after mmcv loaded the config: registration happens inside that import."""
     pytest.importorskip('mmcv.runner')
