@@ -140,15 +140,20 @@ class KRadarMetric(BaseMetric):
         from kradar_plugin.datasets.kradar_format import evaluate_results
         classes = self.class_names()
         infos = load_kradar_infos(self.ann_file)
+        order = [r['sample_idx'] for r in results]
+        in_order = order == sorted(order)
         results = sorted(results, key=lambda r: r['sample_idx'])
         bad = [r['sample_idx'] for r in results if not 0 <= r['sample_idx'] < len(infos)]
         if bad:
             raise ValueError('KRadarMetric: sample_idx {} outside the {} frames of {}'.format(
                 bad[:5], len(infos), self.ann_file))
         frames = [infos[r['sample_idx']] for r in results]
-        path = self.save_results(results, frames)
-        print_log('K-Radar evaluation: results of {} frames saved to {}'.format(len(results), path),
-                  logger='current')
+        # the runner's guard pickled these same results (collected order) just before: not pickled twice
+        collected = getattr(self, 'kradar_collected_file', None)
+        reuse = collected if (self.results_dir is None and in_order and collected and osp.isfile(collected)) else None
+        path = self.save_results(results, frames, results_path=reuse)
+        print_log('K-Radar evaluation: results of {} frames saved to {}{}'.format(
+            len(results), path, ' (by the runner, before compute_metrics)' if reuse else ''), logger='current')
         try:
             result_str, metrics = evaluate_results(
                 frames, results, classes, protocol=self.protocol, eval_types=self.eval_types,
@@ -174,12 +179,15 @@ class KRadarMetric(BaseMetric):
                 'dt_z_is_bottom': self.z_is_bottom(), 'box_convention': self.convention(),
                 'protocol_overrides': dict(self.protocol_overrides)}
 
-    def save_results(self, results, frames):
+    def save_results(self, results, frames, results_path=None):
         """Pickle the results (numpy, frame order), the infos of those frames and the settings (JSON) next
-        to each other; returns the results path."""
-        directory = self.results_dir or _logger_dir() or osp.join(tempfile.gettempdir(), 'kradar_results')
-        path = new_results_path(directory)
-        write_results_pickle(results, path)
+        to each other; returns the results path. ``results_path``: a pickle of these results already on disk
+        (only the infos and settings are written next to it)."""
+        path = results_path
+        if path is None:
+            directory = self.results_dir or _logger_dir() or osp.join(tempfile.gettempdir(), 'kradar_results')
+            path = new_results_path(directory)
+            write_results_pickle(results, path)
         write_results_pickle(frames, sidecar(path, 'infos.pkl'))
         with open(sidecar(path, 'settings.json'), 'w') as f:
             json.dump(self.settings(), f, indent=1, sort_keys=True)

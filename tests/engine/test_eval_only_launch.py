@@ -3,6 +3,8 @@ unmodified ``tools/train.py`` (and by ``python -m kradar_plugin.engine.train``) 
 on CPU, a real mmdet3d detector (PointPillars ``VoxelNet``, mmcv 2.1 CPU ops) on K-Radar-format data, and
 ``KRadarMetric``. Selected by ``--cfg-options runner_type=EvalOnlyRunner ...`` or by KRADAR_EVAL_*.
 Failure handling and sampler checks are tested on the fast toy model (test_toy_launch.py)."""
+import glob
+import os.path as osp
 import re
 
 import numpy as np
@@ -61,6 +63,10 @@ def test_eval_only_one_and_two_processes_identical(eval_only_jobs):
     assert [r['sample_idx'] for r in c1] == list(range(FRAMES))
     assert sum(len(r['boxes_3d']) for r in c1) > 0  # the random model's boxes: something to compare
     assert_same_predictions(c1, c2)
+    for job in (one, two):  # KRadarMetric reuses the guard's pickle (no second copy) and writes its sidecars
+        assert 'results_epoch_0.pkl (by the runner, before compute_metrics)' in job.output, job.describe()
+        assert glob.glob(osp.join(job.work_dir, '**', 'kradar_results_*.pkl'), recursive=True) == []
+        assert osp.isfile(osp.join(job.work_dir, 'eval_results', 'results_epoch_0_infos.pkl'))
 
 
 def test_env_variable_with_an_unmodified_config_and_train_script(setup, eval_only_jobs):
