@@ -17,6 +17,7 @@ import os
 import warnings
 
 from . import _import_trigger
+from .distributed.eval_mode import ENV_VARS
 
 
 class RegistrationWarning(UserWarning):
@@ -47,10 +48,8 @@ GENERATION_MARKERS = {
 # the adapters whose import installs the KRADAR_EVAL_* switch
 SWITCH_ADAPTERS = ('kradar_plugin.runner', 'kradar_plugin.engine')
 ENV_VAR = 'KRADAR_PLUGIN_REGISTER'
-# the eval-only switch variables (kradar_plugin.distributed.eval_mode); named here because that package is
-# exactly what may have failed to import
-SWITCH_VARS = ('KRADAR_EVAL_ONLY', 'KRADAR_EVAL_FIRST', 'KRADAR_EVAL_SAMPLES', 'KRADAR_MIN_LOADED', 'KRADAR_PREFLIGHT',
-               'KRADAR_PROBE_MODEL')
+# the eval-only switch variables (framework-free module: importable even when the adapters are not)
+SWITCH_VARS = ENV_VARS
 failures = {}   # adapter module -> the exception that stopped it
 deferred = []   # the installed FrameworkImportTrigger, while registration waits for a framework import
 

@@ -16,6 +16,8 @@ ENV_SAMPLES = 'KRADAR_EVAL_SAMPLES'
 ENV_MIN_LOADED = 'KRADAR_MIN_LOADED'
 ENV_PREFLIGHT = 'KRADAR_PREFLIGHT'
 ENV_PROBE_MODEL = 'KRADAR_PROBE_MODEL'
+# every variable that asks for the switch (``env_requests_switch``)
+ENV_VARS = (ENV_ONLY, ENV_FIRST, ENV_SAMPLES, ENV_MIN_LOADED, ENV_PREFLIGHT, ENV_PROBE_MODEL)
 PREFLIGHT_MODES = ('auto', True, False)
 _TRUE = ('1', 'true', 'yes', 'on')
 _FALSE = ('0', 'false', 'no', 'off', '')

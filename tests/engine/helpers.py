@@ -11,11 +11,12 @@ import subprocess
 import sys
 import time
 
+from kradar_plugin.distributed.eval_mode import ENV_VARS as SWITCH_VARS
+
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 DEMO_CONFIG = osp.join(ROOT, 'configs', 'mm2', 'pointpillars_kradar_radar.py')
 TOY_CONFIG = osp.join(ROOT, 'tests', 'engine', 'toy_config.py')
 HARD_LIMIT_S = 300  # a hung job fails the test instead of hanging the suite
-SWITCH_VARS = ('KRADAR_EVAL_ONLY', 'KRADAR_EVAL_FIRST', 'KRADAR_EVAL_SAMPLES')
 
 
 def mmdet3d_train_script():

@@ -7,6 +7,8 @@ import subprocess
 import sys
 import time
 
+from kradar_plugin.distributed.eval_mode import ENV_VARS
+
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 CONFIGS = osp.join(ROOT, 'tests', 'runner', 'configs')
 TOY = osp.join(CONFIGS, 'toy.py')
@@ -42,7 +44,7 @@ class Job(object):
 
 def job_env(extra=None):
     env = dict(os.environ)
-    for key in ('KRADAR_EVAL_ONLY', 'KRADAR_EVAL_FIRST', 'KRADAR_EVAL_SAMPLES'):
+    for key in ENV_VARS:
         env.pop(key, None)
     env['PYTHONPATH'] = ROOT + (os.pathsep + env['PYTHONPATH'] if env.get('PYTHONPATH') else '')
     env['PYTHON'] = sys.executable
