@@ -32,6 +32,29 @@ fi
 pip="$venv/bin/python -m pip"
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 $pip install -q --upgrade "pip<25"
+# install_mmcv REQUIREMENTS PACKAGE: PACKAGE (mmcv-full or mmcv) at the version REQUIREMENTS pins, with its
+# compiled ops: from the wheel cache, else compiled once into it (CPU ops, $mmcv_cflags); nothing when the
+# venv already has that version with mmcv._ext.
+install_mmcv() {
+  local spec ver torch_ver py_tag cache whl prefix=${2//-/_}
+  spec=$(grep -E "^$2==" "$1")
+  ver=${spec#*==}
+  if "$venv/bin/python" -c "import mmcv, mmcv._ext, sys; sys.exit(mmcv.__version__ != '$ver')" 2>/dev/null; then
+    return 0
+  fi
+  torch_ver=$("$venv/bin/python" -c 'import torch; print(torch.__version__)')
+  py_tag=$("$venv/bin/python" -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
+  cache=${KRADAR_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kradar_plugin/wheels}/torch-$torch_ver-$py_tag
+  whl=$(ls "$cache/$prefix-$ver"-*.whl 2>/dev/null | head -n1 || true)
+  if [ -z "$whl" ]; then
+    echo "[env] compiling $spec with CPU ops against torch $torch_ver (7-10 min on 2 cores, once)"
+    mkdir -p "$cache"
+    CFLAGS="${CFLAGS:-} $mmcv_cflags" MMCV_WITH_OPS=1 FORCE_CUDA=0 MAX_JOBS=${MAX_JOBS:-$(nproc)} \
+      $pip wheel --no-deps --no-build-isolation --no-binary "$2" -w "$cache" "$spec"
+    whl=$(ls "$cache/$prefix-$ver"-*.whl | head -n1)
+  fi
+  $pip install -q --no-deps --force-reinstall "$whl"
+}
 if [ "$kind" = light ]; then
   $pip install -q --upgrade -r requirements/light.txt -r requirements/tests.txt
   $pip install -q --no-deps -e .
@@ -41,22 +64,7 @@ if [ "$kind" = light ]; then
 fi
 if [ "$kind" = mm2 ]; then
   $pip install -q -r requirements/mm2-stack.txt -r requirements/tests.txt
-  torch_ver=$("$venv/bin/python" -c 'import torch; print(torch.__version__)')
-  py_tag=$("$venv/bin/python" -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
-  cache=${KRADAR_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kradar_plugin/wheels}/torch-$torch_ver-$py_tag
-  mmcv_spec=$(grep -E '^mmcv==' requirements/mm2-mmcv.txt)
-  mmcv_ver=${mmcv_spec#*==}
-  if ! "$venv/bin/python" -c "import mmcv, mmcv._ext, sys; sys.exit(mmcv.__version__ != '$mmcv_ver')" 2>/dev/null; then
-    whl=$(ls "$cache"/mmcv-"$mmcv_ver"-*.whl 2>/dev/null | head -n1 || true)
-    if [ -z "$whl" ]; then
-      echo "[env] compiling $mmcv_spec with CPU ops against torch $torch_ver (8-10 min on 2 cores, once)"
-      mkdir -p "$cache"
-      CFLAGS="${CFLAGS:-} $mmcv_cflags" MMCV_WITH_OPS=1 FORCE_CUDA=0 MAX_JOBS=${MAX_JOBS:-$(nproc)} \
-        $pip wheel --no-deps --no-build-isolation --no-binary mmcv -w "$cache" "$mmcv_spec"
-      whl=$(ls "$cache"/mmcv-"$mmcv_ver"-*.whl | head -n1)
-    fi
-    $pip install -q --no-deps --force-reinstall "$whl"
-  fi
+  install_mmcv requirements/mm2-mmcv.txt mmcv
   $pip install -q "$(grep -E '^mmdet==' requirements/mm2-mmcv.txt)" -r requirements/mm2-stack.txt
   # mmdet3d and the packages whose own pins are not needed: no dependency resolution (see the file)
   $pip install -q --no-deps --no-build-isolation -r requirements/mm2-mmdet3d.txt
@@ -74,22 +82,7 @@ PY
   exit 0
 fi
 $pip install -q -r requirements/stack.txt -r requirements/tests.txt
-torch_ver=$("$venv/bin/python" -c 'import torch; print(torch.__version__)')
-py_tag=$("$venv/bin/python" -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
-cache=${KRADAR_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kradar_plugin/wheels}/torch-$torch_ver-$py_tag
-mmcv_spec=$(grep -E '^mmcv-full' requirements/mmcv.txt)
-mmcv_ver=${mmcv_spec#*==}
-if ! "$venv/bin/python" -c "import mmcv, mmcv._ext, sys; sys.exit(mmcv.__version__ != '$mmcv_ver')" 2>/dev/null; then
-  whl=$(ls "$cache"/mmcv_full-"$mmcv_ver"-*.whl 2>/dev/null | head -n1 || true)
-  if [ -z "$whl" ]; then
-    echo "[env] compiling $mmcv_spec with CPU ops against torch $torch_ver (7-10 min on 2 cores, once)"
-    mkdir -p "$cache"
-    CFLAGS="${CFLAGS:-} $mmcv_cflags" MMCV_WITH_OPS=1 FORCE_CUDA=0 MAX_JOBS=${MAX_JOBS:-$(nproc)} \
-      $pip wheel --no-deps --no-build-isolation --no-binary mmcv-full -w "$cache" "$mmcv_spec"
-    whl=$(ls "$cache"/mmcv_full-"$mmcv_ver"-*.whl | head -n1)
-  fi
-  $pip install -q --no-deps --force-reinstall "$whl"
-fi
+install_mmcv requirements/mmcv.txt mmcv-full
 $pip install -q "$(grep -E '^mmdet' requirements/mmcv.txt)"
 # mmdet3d and the packages whose own pins cannot install here: no dependency resolution (see the file)
 $pip install -q --no-deps --no-build-isolation -r requirements/mmdet3d.txt
