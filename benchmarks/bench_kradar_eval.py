@@ -9,7 +9,8 @@ positives), BEV and 3D at IoU 0.3/0.5/0.7, for each protocol:
 * the speed ratio to a straightforward shapely-based legacy evaluation on a subset (same process, same
   AP to 1e-9), and to this evaluator's figures before issue 10 (legacy 1.5 s, fixed 5.1 s warm on 20k);
 * ``kradar-eval --help`` and ``kradar-eval`` end to end on pickled 20k-frame annotations (fresh processes,
-  warm numba cache) written with pickle protocols 2 (mmcv.dump), 4 (our runner) and 5, and whether torch /
+  warm numba cache) written with pickle protocols 2 (mmcv.dump), 4 (our runner) and 5, with the files read
+  by worker processes (the default) and in process (``KRADAR_EVAL_LOAD_WORKERS=0``), and whether torch /
   mmcv / mmdet got imported.
 
 The machine's load average is printed before and after: on a shared machine every figure is slower.
@@ -196,11 +197,12 @@ def _cli(tmp, gts, dts, pickle_protocol, with_help):
     env = dict(os.environ, PYTHONPATH=ROOT)
     env.pop('KRADAR_PLUGIN_REGISTER', None)
     out = {}
+    legacy = ['--gt-annos', gt_path, '--dt-annos', dt_path, '--eval-types', 'bev', '3d', '--no-progress']
     commands = ((('help', ['--help']),) if with_help else ()) + (
-        ('legacy', ['--gt-annos', gt_path, '--dt-annos', dt_path, '--eval-types', 'bev', '3d', '--no-progress']),
-        ('all', ['--gt-annos', gt_path, '--dt-annos', dt_path, '--eval-types', 'bev', '3d',
-                 '--protocol', 'all', '--no-progress']))
+        ('legacy', legacy), ('all', legacy + ['--protocol', 'all']), ('in-process', legacy))
     for label, argv in commands:
+        # in-process: the files read one after the other in the command's own process, as before the workers
+        env['KRADAR_EVAL_LOAD_WORKERS'] = '0' if label == 'in-process' else 'auto'
         code = 'import sys, kradar_cli; sys.exit(kradar_cli.eval_main(sys.argv[1:]))'
         best = (float('inf'), float('inf'))
         for flags in ([], [], ['-X', 'importtime']):      # two timed runs, then one listing the imports
@@ -315,9 +317,11 @@ def main(argv=None):
             t_pickle = time.process_time() - t
             if 'help' in cli:
                 print('  --help {:.2f} / {:.2f}'.format(*cli['help'][0]))
-            print('  pickle protocol {}: legacy {:.2f} / {:.2f}; --protocol all {:.2f} / {:.2f} (unpickling the two '
-                  'files alone: {:.2f} CPU s)'.format(pickle_protocol, cli['legacy'][0][0], cli['legacy'][0][1],
-                                                      cli['all'][0][0], cli['all'][0][1], t_pickle))
+            print('  pickle protocol {}: legacy {:.2f} / {:.2f}; --protocol all {:.2f} / {:.2f}; legacy read in '
+                  'process {:.2f} / {:.2f} (workers: {:.2f}x faster); unpickling the two files alone: {:.2f} CPU '
+                  's'.format(pickle_protocol, cli['legacy'][0][0], cli['legacy'][0][1], cli['all'][0][0],
+                             cli['all'][0][1], cli['in-process'][0][0], cli['in-process'][0][1],
+                             cli['in-process'][0][0] / cli['legacy'][0][0], t_pickle))
             heavy.update(name for _, names in cli.values() for name in names)
         print('  torch/mmcv/mmdet imported by the command: {}'.format(sorted(heavy) or 'none'))
     print('\nload average after: {}'.format(_load()))

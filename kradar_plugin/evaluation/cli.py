@@ -7,7 +7,6 @@ and numba only when an evaluation runs.
 import argparse
 import json
 import os
-import pickle
 import sys
 
 from .protocols import PROTOCOL_NAMES
@@ -48,21 +47,9 @@ def _parser():
     return p
 
 
-def _load(path, what):
-    if not os.path.isfile(path):
-        raise ValueError('{} {!r}: no such file'.format(what, path))
-    try:
-        with open(path, 'rb') as f:
-            return pickle.load(f)
-    except ImportError as exc:
-        raise ValueError('{} {!r} needs a module that is not installed to unpickle ({}); save plain numpy '
-                         'arrays instead'.format(what, path, exc))
-    except Exception as exc:
-        raise ValueError('{} {!r}: cannot read the pickle ({}: {})'.format(what, path, type(exc).__name__, exc))
-
-
 def _evaluations(args):
-    from .kradar_eval import evaluate_protocols
+    from .kradar_eval import evaluate_protocols, fields_read, warm_up
+    from .loading import load_pickle, read_checked
     from .progress import make_bar
     overrides = {}
     if args.distance_edges is not None:
@@ -74,12 +61,14 @@ def _evaluations(args):
             infos_mode and not (args.infos and args.results)):
         raise ValueError('give either --gt-annos and --dt-annos, or --infos and --results')
     if annos_mode:
-        gt, dt = _load(args.gt_annos, '--gt-annos'), _load(args.dt_annos, '--dt-annos')
-        bar = make_bar(len(gt) if hasattr(gt, '__len__') else 0, not args.no_progress)
+        fields = fields_read(names, args.iou_mode, args.eval_types, **overrides)
+        gt, dt = read_checked(args.gt_annos, args.dt_annos, fields, meanwhile=lambda: warm_up(
+            names, args.iou_mode, args.eval_types, **overrides))
+        bar = make_bar(len(gt), not args.no_progress)
         return evaluate_protocols(gt, dt, args.classes, names, args.iou_mode, args.eval_types, progress=bar,
                                   **overrides)
     from kradar_plugin.datasets.kradar_format import build_annos
-    infos, results = _load(args.infos, '--infos'), _load(args.results, '--results')
+    infos, results = load_pickle(args.infos, '--infos'), load_pickle(args.results, '--results')
     out = []
     for name in names:   # the frame policy (dropped frames, detection ROI) is a protocol setting
         gt, dt, _, proto = build_annos(infos, results, args.classes, name, dt_z_is_bottom=args.dt_z_is_bottom,

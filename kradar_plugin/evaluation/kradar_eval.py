@@ -188,6 +188,33 @@ def _one_curve(protocol, args, ign_gt, ign_dt, order, min_overlap, compute_aos):
     return value, aos, curve
 
 
+def fields_read(protocols, iou_mode='all', eval_types=DEFAULT_EVAL_TYPES, **protocol_overrides):
+    """The optional input fields an :func:`evaluate_protocols` call with these arguments reads (what
+    ``validation.check_side`` must check when a side is checked ahead, e.g. in a worker process)."""
+    protos = [get_protocol(p, iou_mode=iou_mode, **protocol_overrides) for p in protocols]
+    return _reads_all(protos, check_eval_types(eval_types))
+
+
+def _reads_all(protos, eval_types):
+    reads = set()
+    for proto in protos:
+        reads.update(_reads(proto, eval_types))
+    return reads
+
+
+def warm_up(protocols, iou_mode='all', eval_types=DEFAULT_EVAL_TYPES, **protocol_overrides):
+    """Load (or compile) every compiled kernel these evaluations use, by evaluating two built-in frames:
+    numba's one-time start-up (about a second) then overlaps whatever the caller runs meanwhile (the
+    CLI reads its pickles in worker processes). Decides the numba / plain mode, warning once as usual."""
+    box = {'name': np.array(['Sedan', 'Sedan']), 'truncated': np.zeros(2), 'occluded': np.zeros(2),
+           'alpha': np.zeros(2), 'bbox': np.tile(np.asarray(FAKE_2D_BOX, dtype=np.float64), (2, 1)),
+           'location': np.array([[0.0, 0.5, 10.0], [3.0, 0.5, 20.0]]),
+           'dimensions': np.array([[4.0, 1.5, 1.8], [4.2, 1.6, 1.9]]), 'rotation_y': np.array([0.1, -0.4])}
+    det = dict(box, location=box['location'] + 0.2, score=np.array([0.9, 0.4]))
+    evaluate_protocols([box, box], [det, det], ['Sedan'], protocols, iou_mode, eval_types,
+                       **protocol_overrides)
+
+
 def _reads(proto, eval_types):
     """The optional input fields an evaluation reads."""
     reads = set()
@@ -238,10 +265,7 @@ def evaluate_protocols(gt_annos, dt_annos, current_classes, protocols, iou_mode=
     checked once and shares its overlaps; returns one Evaluation per protocol, in order."""
     protos = [get_protocol(p, iou_mode=iou_mode, **protocol_overrides) for p in protocols]
     eval_types = check_eval_types(eval_types)
-    reads = set()
-    for proto in protos:
-        reads.update(_reads(proto, eval_types))
-    frames = check_frames(gt_annos, dt_annos, reads)
+    frames = check_frames(gt_annos, dt_annos, _reads_all(protos, eval_types))
     classes = resolve_classes(current_classes)
     plans = [_plan(proto, frames, classes, eval_types) for proto in protos]
     if progress is not None:

@@ -217,34 +217,84 @@ def _check_values(data, offsets, side):
     return data, offsets
 
 
+class CheckedSide(object):
+    """One side (GT or detections) checked and concatenated, e.g. in a worker process that read its
+    pickle; :func:`check_frames` takes it in place of the list of frames.
+
+    ``fields``: the optional fields it checked; ``repairs``: those it filled with defaults, as
+    'gt_annos.bbox'."""
+
+    def __init__(self, side, n_frames, data, offsets, fields, repairs):
+        self.side = side
+        self.n_frames = n_frames
+        self.data = data
+        self.offsets = offsets
+        self.fields = frozenset(fields)
+        self.repairs = frozenset(repairs)
+
+    def __len__(self):
+        return self.n_frames
+
+
+def _optional(fields):
+    return tuple(f for f in _OPTIONAL if fields is None or f[0] in fields)
+
+
+def check_side(annos, side, optional=None):
+    """Check and concatenate one side's list of per-frame dicts: a :class:`CheckedSide`. ``side`` is
+    'gt_annos' or 'dt_annos' (detections must have a score); ``optional`` as in :func:`check_frames`."""
+    if side not in ('gt_annos', 'dt_annos'):
+        raise ValueError("side must be 'gt_annos' or 'dt_annos', got {!r}".format(side))
+    _check_list(annos, side)
+    optional = _optional(optional)
+    repairs = set()
+    data, offsets = _check_side(annos, side, side == 'dt_annos', repairs, optional)
+    return CheckedSide(side, len(annos), data, offsets, [f[0] for f in optional], repairs)
+
+
+def _check_list(annos, side):
+    if isinstance(annos, dict) or not hasattr(annos, '__len__') or not hasattr(annos, '__getitem__'):
+        raise ValueError('{}: expected a list with one dict per frame, got {}'.format(side, type(annos).__name__))
+
+
+def _checked(annos, side, optional):
+    if not isinstance(annos, CheckedSide):
+        return check_side(annos, side, optional)
+    wanted = set(f[0] for f in _optional(optional))
+    if annos.side != side or not wanted <= annos.fields:
+        raise ValueError('{}: a CheckedSide of {} with fields {} cannot stand for {} needing {}'.format(
+            side, annos.side, sorted(annos.fields), side, sorted(wanted)))
+    return annos
+
+
 def check_frames(gt_annos, dt_annos, optional=None):
-    """Check both lists of per-frame dicts and return :class:`Frames`; warns once for repairs.
+    """Check both lists of per-frame dicts (or :class:`CheckedSide` results of :func:`check_side`) and
+    return :class:`Frames`; warns once for repairs.
 
     ``optional``: the optional fields the evaluation reads (default all of 'truncated', 'occluded',
     'alpha', 'bbox'); the others are neither read nor checked."""
-    optional = tuple(f for f in _OPTIONAL if optional is None or f[0] in optional)
     for side, annos in (('gt_annos', gt_annos), ('dt_annos', dt_annos)):
-        if isinstance(annos, dict) or not hasattr(annos, '__len__') or not hasattr(annos, '__getitem__'):
-            raise ValueError('{}: expected a list with one dict per frame, got {}'.format(
-                side, type(annos).__name__))
+        if not isinstance(annos, CheckedSide):
+            _check_list(annos, side)
     if len(gt_annos) != len(dt_annos):
         raise ValueError('gt_annos has {} frames but dt_annos has {}: the lists must be aligned frame by '
                          'frame (different counts usually mean duplicated or truncated distributed '
                          'results)'.format(len(gt_annos), len(dt_annos)))
-    repairs = set()
-    gt, gt_off = _check_side(gt_annos, 'gt_annos', False, repairs, optional)
-    dt, dt_off = _check_side(dt_annos, 'dt_annos', True, repairs, optional)
+    gt_side = _checked(gt_annos, 'gt_annos', optional)
+    dt_side = _checked(dt_annos, 'dt_annos', optional)
+    gt, dt = gt_side.data, dt_side.data
+    repairs = gt_side.repairs | dt_side.repairs
     notes = []
     if repairs:
         notes.append('missing optional field(s) {} filled with defaults (truncated 0, occluded 0, '
                      'alpha -10, bbox {})'.format(sorted(repairs), list(FAKE_2D_BOX)))
-    if len(gt_annos) == 0:
+    if gt_side.n_frames == 0:
         notes.append('no frames to evaluate: every AP is 0')
     elif len(dt['name']) == 0:
-        notes.append('no detections in any of the {} frames: every AP is 0'.format(len(gt_annos)))
+        notes.append('no detections in any of the {} frames: every AP is 0'.format(gt_side.n_frames))
     if notes:
         warnings.warn('kradar_eval: ' + '; '.join(notes), EvaluationInputWarning, stacklevel=3)
-    return Frames(len(gt_annos), gt, dt, gt_off, dt_off)
+    return Frames(gt_side.n_frames, dict(gt), dict(dt), gt_side.offsets, dt_side.offsets)
 
 
 def resolve_classes(current_classes):

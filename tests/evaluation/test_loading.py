@@ -1,0 +1,150 @@
+"""kradar-eval reads its two pickles in forked worker processes while numba starts: same numbers and the
+same errors as reading in process, and a worker that dies is named instead of hanging the command."""
+import gc
+import multiprocessing
+import os
+import pickle
+import signal
+import sys
+
+import numpy as np
+import pytest
+
+from kradar_plugin.evaluation import loading
+from kradar_plugin.evaluation.kradar_eval import evaluate_protocols, fields_read
+from kradar_plugin.evaluation.validation import CheckedSide, check_side
+
+from ._data import noisy_dets, random_gt
+from .test_validation_cli import GT, _bad, _pickles, _run_cli
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith('linux'), reason='the workers fork (Linux only)')
+
+
+def _random_set(n_frames, seed=3):
+    rs = np.random.RandomState(seed)
+    gts = [random_gt(rs, rs.randint(0, 6)) for _ in range(n_frames)]
+    return gts, [noisy_dets(rs, g, rs.randint(0, 5)) for g in gts]
+
+
+@pytest.fixture
+def workers(monkeypatch):
+    monkeypatch.setenv(loading.ENV_VAR, '1')
+
+
+def _names(children):
+    return sorted(p.name for p in children)
+
+
+def test_workers_read_while_meanwhile_runs_and_give_the_in_process_sides(tmp_path, workers):
+    gts, dts = _random_set(300)
+    files = _pickles(tmp_path, gts, dts)
+    fields = fields_read(['legacy', 'fixed'], 'all', ['bbox', 'bev', '3d'])
+    seen = []
+    gt, dt = loading.read_checked(files[1], files[3], fields,
+                                  meanwhile=lambda: seen.append(_names(multiprocessing.active_children())))
+    assert seen == [['kradar-eval-read--dt-annos', 'kradar-eval-read--gt-annos']]
+    assert multiprocessing.active_children() == []
+    for got, annos, side in ((gt, gts, 'gt_annos'), (dt, dts, 'dt_annos')):
+        want = check_side(annos, side, fields)
+        assert isinstance(got, CheckedSide) and got.n_frames == 300 and got.fields == want.fields
+        assert np.array_equal(got.offsets, want.offsets) and sorted(got.data) == sorted(want.data)
+        for key, value in want.data.items():
+            assert np.array_equal(got.data[key], value), key
+    from_workers = evaluate_protocols(gt, dt, ['Sedan'], ['legacy', 'fixed'], 'all', ['bbox', 'bev', '3d'])
+    direct = evaluate_protocols(gts, dts, ['Sedan'], ['legacy', 'fixed'], 'all', ['bbox', 'bev', '3d'])
+    for a, b in zip(from_workers, direct):
+        for metric in b.ap:
+            assert np.array_equal(a.ap[metric], b.ap[metric])
+
+
+def test_small_files_are_read_in_process(tmp_path, monkeypatch):
+    monkeypatch.delenv(loading.ENV_VAR, raising=False)
+    files = _pickles(tmp_path, [GT], [_bad()])
+    called = []
+    gt, dt = loading.read_checked(files[1], files[3], set(), meanwhile=lambda: called.append(1))
+    assert called == [] and gt.n_frames == dt.n_frames == 1
+    assert os.path.getsize(files[1]) + os.path.getsize(files[3]) < loading.MIN_PARALLEL_BYTES
+
+
+def test_cli_prints_the_same_with_and_without_workers(tmp_path, monkeypatch):
+    gts, dts = _random_set(400, seed=5)
+    files = _pickles(tmp_path, gts, dts)
+    out = {}
+    for value in ('0', '1'):
+        monkeypatch.setenv(loading.ENV_VAR, value)
+        proc = _run_cli(files + ['--protocol', 'all', '--eval-types', 'bev', '3d'], str(tmp_path))
+        assert proc.returncode == 0, proc.stderr
+        out[value] = proc.stdout
+    assert out['0'] == out['1'] and 'fixed - legacy' in out['1']
+
+
+def test_a_bad_value_in_a_worker_reads_as_in_process(tmp_path, workers):
+    dt = _bad(location=np.array([[0, 0, 20], [np.nan, 0, 40]]))
+    files = _pickles(tmp_path, [GT, GT], [_bad(), dt])
+    with pytest.raises(ValueError, match=r"dt_annos\[1\]\['location'\]\[1\] = \[nan, 0.0, 40.0\] is not finite"):
+        loading.read_checked(files[1], files[3], set())
+    proc = _run_cli(files, str(tmp_path))
+    assert proc.returncode == 2 and "dt_annos[1]['location'][1]" in proc.stderr and 'Traceback' not in proc.stderr
+    with open(files[1], 'wb') as f:           # a truncated GT pickle
+        f.write(pickle.dumps([GT, GT])[:100])
+    with pytest.raises(ValueError, match=r"--gt-annos '.*gt.pkl': cannot read the pickle"):
+        loading.read_checked(files[1], files[3], set())
+
+
+def test_a_worker_killed_is_named_not_waited_for(tmp_path, workers):
+    gts, dts = _random_set(50)
+    files = _pickles(tmp_path, gts, dts)
+
+    def kill_dt_reader():
+        for child in multiprocessing.active_children():
+            if child.name.endswith('--dt-annos'):
+                os.kill(child.pid, signal.SIGKILL)     # as the kernel's OOM killer would
+                child.join()
+
+    with pytest.raises(RuntimeError, match=r"reading --dt-annos '.*dt.pkl' ended \(exit code -9\) without a "
+                                           r"result.*KRADAR_EVAL_LOAD_WORKERS=0"):
+        loading.read_checked(files[1], files[3], set(), meanwhile=kill_dt_reader)
+    assert multiprocessing.active_children() == []
+
+
+class _Exits(object):
+    """Unpickles as a call of sys.exit: a BaseException no reader turns into a ValueError."""
+
+    def __reduce__(self):
+        return (sys.exit, (3,))
+
+
+def test_a_worker_error_comes_back_with_its_traceback(tmp_path, workers):
+    files = _pickles(tmp_path, [GT], [_Exits()])
+    with pytest.raises(RuntimeError, match=r"(?s)reading --dt-annos .* failed: SystemExit: 3\nTraceback.*load_pickle"):
+        loading.read_checked(files[1], files[3], set())
+
+
+def test_checked_side_must_cover_what_the_evaluation_reads():
+    side = check_side([GT], 'gt_annos', optional=set())
+    assert side.fields == frozenset() and 'gt_annos.bbox' not in side.repairs
+    det = check_side([_bad()], 'dt_annos', optional=set())
+    with pytest.raises(ValueError, match=r"gt_annos: a CheckedSide of gt_annos with fields \[\] cannot stand for "
+                                         r"gt_annos needing \['bbox', 'occluded', 'truncated'\]"):
+        evaluate_protocols(side, det, ['Sedan'], ['legacy'])
+    with pytest.raises(ValueError, match='a CheckedSide of dt_annos'):
+        evaluate_protocols(det, det, ['Sedan'], ['fixed'])
+    with pytest.raises(ValueError, match="side must be 'gt_annos' or 'dt_annos'"):
+        check_side([GT], 'gt')
+    (ev,) = evaluate_protocols(side, det, ['Sedan'], ['fixed'])
+    assert ev.ap['bev'].shape[-1] == 3
+
+
+def test_the_collector_pauses_only_while_reading(tmp_path):
+    files = _pickles(tmp_path, [GT], [_bad()])
+    assert gc.isenabled()
+    assert len(loading.load_pickle(files[1], '--gt-annos')) == 1 and gc.isenabled()
+    gc.disable()
+    try:
+        loading.load_pickle(files[1], '--gt-annos')
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    with pytest.raises(ValueError, match="--gt-annos 'nope.pkl': no such file"):
+        loading.load_pickle('nope.pkl', '--gt-annos')
+    assert gc.isenabled()
