@@ -11,7 +11,9 @@ positives), BEV and 3D at IoU 0.3/0.5/0.7, for each protocol:
 * ``kradar-eval --help`` and ``kradar-eval`` end to end on pickled 20k-frame annotations (fresh processes,
   warm numba cache) written with pickle protocols 2 (mmcv.dump), 4 (our runner) and 5, with the files read
   by worker processes (the default) and in process (``KRADAR_EVAL_LOAD_WORKERS=0``), and whether torch /
-  mmcv / mmdet got imported.
+  mmcv / mmdet got imported;
+* the same frames as EchoFusion infos + model results: converting them in process, ``evaluate_results``,
+  and ``kradar-eval --infos --results`` end to end.
 
 The machine's load average is printed before and after: on a shared machine every figure is slower.
 
@@ -186,23 +188,14 @@ def _children_cpu():
 PICKLE_PROTOCOLS = (2, 4, 5)
 
 
-def _cli(tmp, gts, dts, pickle_protocol, with_help):
-    """Fresh-process ``kradar-eval`` timings on annotation pickles written with ``pickle_protocol``: best of two
-    (wall s, CPU s) and the heavy frameworks a third run under ``-X importtime`` imported, per command."""
-    gt_path, dt_path = os.path.join(tmp, 'gt.pkl'), os.path.join(tmp, 'dt.pkl')
-    with open(gt_path, 'wb') as f:
-        pickle.dump(gts, f, protocol=pickle_protocol)
-    with open(dt_path, 'wb') as f:
-        pickle.dump(dts, f, protocol=pickle_protocol)
+def _time_commands(commands):
+    """Fresh-process ``kradar-eval`` timings of ``(label, argv, files read in process?)`` commands: best of
+    two (wall s, CPU s) and the heavy frameworks a third run under ``-X importtime`` imported, per label."""
     env = dict(os.environ, PYTHONPATH=ROOT)
     env.pop('KRADAR_PLUGIN_REGISTER', None)
     out = {}
-    legacy = ['--gt-annos', gt_path, '--dt-annos', dt_path, '--eval-types', 'bev', '3d', '--no-progress']
-    commands = ((('help', ['--help']),) if with_help else ()) + (
-        ('legacy', legacy), ('all', legacy + ['--protocol', 'all']), ('in-process', legacy))
-    for label, argv in commands:
-        # in-process: the files read one after the other in the command's own process, as before the workers
-        env['KRADAR_EVAL_LOAD_WORKERS'] = '0' if label == 'in-process' else 'auto'
+    for label, argv, in_process in commands:
+        env['KRADAR_EVAL_LOAD_WORKERS'] = '0' if in_process else 'auto'
         code = 'import sys, kradar_cli; sys.exit(kradar_cli.eval_main(sys.argv[1:]))'
         best = (float('inf'), float('inf'))
         for flags in ([], [], ['-X', 'importtime']):      # two timed runs, then one listing the imports
@@ -217,6 +210,79 @@ def _cli(tmp, gts, dts, pickle_protocol, with_help):
                            if line.startswith('import time:')) & {'torch', 'mmcv', 'mmdet', 'mmdet3d'})
         out[label] = (best, heavy)
     return out
+
+
+def _dump(obj, path, pickle_protocol):
+    with open(path, 'wb') as f:
+        pickle.dump(obj, f, protocol=pickle_protocol)
+    return path
+
+
+def _cli(tmp, gts, dts, pickle_protocol, with_help):
+    """``kradar-eval`` on annotation pickles written with ``pickle_protocol``: legacy, --protocol all, and
+    legacy with the files read in process (and --help)."""
+    legacy = ['--gt-annos', _dump(gts, os.path.join(tmp, 'gt.pkl'), pickle_protocol),
+              '--dt-annos', _dump(dts, os.path.join(tmp, 'dt.pkl'), pickle_protocol),
+              '--eval-types', 'bev', '3d', '--no-progress']
+    return _time_commands(((('help', ['--help'], False),) if with_help else ()) + (
+        ('legacy', legacy, False), ('all', legacy + ['--protocol', 'all'], False), ('in-process', legacy, True)))
+
+
+def infos_and_results(gts, dts):
+    """The synthetic annotations as EchoFusion infos (camera-style location (-y, -z, x), dimensions (w, h, l))
+    and 0.17.3-style model results (LiDAR (x, y, z, dx, dy, dz, yaw), float32 as models output them), which
+    ``kradar_format`` turns back into the same annotations under ``box_convention='mmdet3d<1.0'``."""
+    infos = []
+    for index, g in enumerate(gts):
+        location = g['location'] * np.array([-1.0, -1.0, 1.0])
+        infos.append({'sample_idx': index, 'annos': {
+            'name': g['name'], 'truncated': g['truncated'], 'occluded': g['occluded'], 'alpha': g['alpha'],
+            'bbox': g['bbox'], 'location': location, 'dimensions': g['dimensions'][:, [2, 1, 0]],
+            'rotation_y': g['rotation_y']}})
+    results = []
+    for d in dts:
+        loc, dims = d['location'], d['dimensions']
+        boxes = np.c_[loc[:, 2], loc[:, 0], loc[:, 1], dims[:, 0], dims[:, 2], dims[:, 1], d['rotation_y']]
+        results.append({'pts_bbox': {'boxes_3d': boxes.astype(np.float32), 'scores_3d': d['score'].astype(np.float32),
+                                     'labels_3d': np.zeros(len(boxes), dtype=np.int64)}})
+    return infos, results
+
+
+def _cli_infos(tmp, infos, results):
+    """``kradar-eval --infos --results``: infos written by mmcv.dump (pickle protocol 2), results by our runner (4)."""
+    legacy = ['--infos', _dump(infos, os.path.join(tmp, 'infos.pkl'), 2),
+              '--results', _dump(results, os.path.join(tmp, 'results.pkl'), 4),
+              '--box-convention', 'mmdet3d<1.0', '--eval-types', 'bev', '3d', '--no-progress']
+    return _time_commands((('legacy', legacy, False), ('all', legacy + ['--protocol', 'all'], False),
+                           ('in-process', legacy, True)))
+
+
+def _bench_infos(data, no_cli):
+    """EchoFusion infos + model results (the dataset's evaluate and ``kradar-eval --infos``): converting them
+    to the evaluator's columns in process, then the command end to end."""
+    from kradar_plugin.datasets.kradar_format import converted, evaluate_results
+    from kradar_plugin.evaluation.protocols import get_protocol
+    infos, results = infos_and_results(*data)
+    n = len(infos)
+    gather = _timed(lambda: converted(infos, results, ['Sedan'], box_convention='mmdet3d<1.0'))
+    conv = converted(infos, results, ['Sedan'], box_convention='mmdet3d<1.0')
+    sides = dict((p, _timed(lambda: conv.sides(get_protocol(p)))) for p in PROTOCOLS)
+    whole = _timed(lambda: evaluate_results(infos, results, ['Sedan'], 'legacy', eval_types=('bev', '3d'),
+                                            box_convention='mmdet3d<1.0'))
+    print('\ninfos + results, {} frames, in process (best of 3, wall s / CPU s): reading both lists into columns '
+          '{:.3f} / {:.3f}; converting for a protocol {}; evaluate_results legacy (all of it) {:.3f} / {:.3f}'.format(
+              n, gather[0], gather[1], ', '.join('{} {:.3f}'.format(p, sides[p][0]) for p in PROTOCOLS), *whole))
+    if no_cli:
+        return
+    tmp = tempfile.mkdtemp(prefix='kradar-eval-bench-')
+    try:
+        cli = _cli_infos(tmp, infos, results)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print('kradar-eval --infos (pickle protocol 2) --results (4), fresh process: legacy {:.2f} / {:.2f}; --protocol '
+          'all {:.2f} / {:.2f}; legacy read in process {:.2f} / {:.2f}; torch/mmcv/mmdet imported: {}'.format(
+              cli['legacy'][0][0], cli['legacy'][0][1], cli['all'][0][0], cli['all'][0][1], cli['in-process'][0][0],
+              cli['in-process'][0][1], sorted(set(x for _, names in cli.values() for x in names)) or 'none'))
 
 
 def main(argv=None):
@@ -324,6 +390,8 @@ def main(argv=None):
                              cli['in-process'][0][0] / cli['legacy'][0][0], t_pickle))
             heavy.update(name for _, names in cli.values() for name in names)
         print('  torch/mmcv/mmdet imported by the command: {}'.format(sorted(heavy) or 'none'))
+    if data:
+        _bench_infos(data, args.no_cli)
     print('\nload average after: {}'.format(_load()))
     return 0
 

@@ -38,7 +38,7 @@ import tempfile
 
 import numpy as np
 
-from .result_io import new_results_path, normalize_results, write_results_pickle
+from .result_io import new_results_path, write_results_pickle
 
 from kradar_plugin.evaluation.protocols import (ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE,
                                                 PROTOCOL_FIELDS)
@@ -170,7 +170,7 @@ class KRadarEvalMixin(object):
         for branch, eval_types in self._kradar_branches(results):
             frames = [r[branch] if isinstance(r, dict) and branch in r else r for r in results]
             result_str, metrics = evaluate_results(
-                infos, normalize_results(frames), list(self.CLASSES), protocol=protocol, eval_types=eval_types,
+                infos, frames, list(self.CLASSES), protocol=protocol, eval_types=eval_types,
                 pcd_limit_range=pcd, azi_limit_range=azi, **call_kwargs)
             _print_log('K-Radar evaluation of {} ({} protocol):\n{}'.format(branch, protocol, result_str),
                        logger=logger)

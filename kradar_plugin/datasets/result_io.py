@@ -2,8 +2,9 @@
 
 Two steps on purpose: ``results_to_numpy`` never raises on unexpected content (it only converts tensors and
 box objects it recognises), so the raw results can be written to disk before anything is validated;
-``normalize_results`` then checks every frame (``result_arrays``, the one validation of a frame's result, also
-used by ``kradar_format``) and gives the evaluator one layout:
+``normalize_results`` then checks every frame (``result_arrays``, the one validation of a frame's result;
+``gather_results`` applies the same checks to all frames at once for ``kradar_columns``) and gives the
+evaluator one layout:
 ``{'boxes_3d': (N, 7+) float64 (x, y, z, dx, dy, dz, yaw, ...), 'scores_3d': (N,), 'labels_3d': (N,)}``.
 Accepted per-frame inputs: ``{'pts_bbox': {...}}`` (mmdet3d/EchoFusion) or ``{'boxes_3d', 'scores_3d',
 'labels_3d'}``, where ``boxes_3d`` is a ``LiDARInstance3DBoxes`` (anything with a ``.tensor``), a torch
@@ -79,12 +80,10 @@ def unwrap_result(res, where):
     return res
 
 
-def result_arrays(res, where, class_names=None):
-    """The one validation of a frame's result: ``(boxes (N, 7+) float64, scores (N,) float64, labels (N,)
-    int64)`` from ``{'pts_bbox': {...}}`` or ``{'boxes_3d', 'scores_3d', 'labels_3d'}`` (tensors, box objects,
-    arrays, lists). A ValueError names ``where``, the field and the bad value: missing keys, boxes not
-    (N, 7+), counts that differ, non-finite boxes or scores, non-integer labels, and (with ``class_names``)
-    labels that are no index into ``class_names``."""
+def frame_arrays(res, where):
+    """``(boxes (N, 7+) float64, scores (N,) float64, labels (N,) as given)`` of one frame's result, with
+    the shape checks only (values: :func:`check_result_values`). A ValueError names ``where``: missing
+    keys, boxes not (N, 7+), counts that differ."""
     res = unwrap_result(res, where)
     boxes = np.asarray(leaf_to_numpy(res['boxes_3d']), dtype=np.float64)
     if boxes.size == 0:
@@ -98,25 +97,75 @@ def result_arrays(res, where, class_names=None):
     for field, arr in (('scores_3d', scores), ('labels_3d', labels)):
         if arr.shape[0] != n:
             raise ValueError('{}: {} has {} entries but boxes_3d has {}'.format(where, field, arr.shape[0], n))
-    for field, arr in (('boxes_3d', boxes), ('scores_3d', scores)):
-        if not np.all(np.isfinite(arr)):
-            row = int(np.nonzero(~np.isfinite(arr.reshape(n, -1)).all(axis=1))[0][0])
-            raise ValueError('{}: {}[{}] = {} is not finite'.format(where, field, row, arr[row].tolist()))
-    if labels.size:
-        try:
-            numeric = labels.astype(np.float64)
-        except (TypeError, ValueError):
-            numeric = None
-        if numeric is None or not np.all(np.equal(np.mod(numeric, 1), 0)):
-            raise ValueError('{}: labels_3d must be integers, got {}'.format(where, labels[:5].tolist()))
+    return boxes, scores, labels
+
+
+def _integer_labels(labels):
+    try:
+        numeric = labels.astype(np.float64)
+    except (TypeError, ValueError):
+        return False
+    return bool(np.all(np.equal(np.mod(numeric, 1), 0)))
+
+
+def check_result_values(boxes, scores, labels, offsets, wheres, class_names=None):
+    """The values of frames' results concatenated (frame ``f`` is rows ``offsets[f]:offsets[f+1]``, named
+    ``wheres[f]``): non-finite boxes or scores, non-integer labels and (with ``class_names``) labels that are
+    no index into ``class_names`` raise a ValueError naming the frame, the field, the row in the frame and
+    the value. Returns the labels as int64."""
+    offsets = np.asarray(offsets, dtype=np.int64)
+
+    def frame_row(row):
+        f = int(np.searchsorted(offsets, row, side='right') - 1)
+        return f, row - int(offsets[f])
+
+    n = boxes.shape[0]
+    for field, arr in ((('boxes_3d', boxes), ('scores_3d', scores)) if n else ()):
+        bad = ~np.isfinite(arr.reshape(n, -1)).all(axis=1)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            f, local = frame_row(row)
+            raise ValueError('{}: {}[{}] = {} is not finite'.format(wheres[f], field, local, arr[row].tolist()))
+    if labels.size and not _integer_labels(labels):
+        for f in range(len(offsets) - 1):        # the first frame whose labels are not integers
+            part = labels[offsets[f]:offsets[f + 1]]
+            if part.size and not _integer_labels(part):
+                raise ValueError('{}: labels_3d must be integers, got {}'.format(wheres[f], part[:5].tolist()))
+        raise ValueError('{}: labels_3d must be integers'.format(wheres[0]))   # mixed types across frames
     labels = labels.astype(np.int64)
     if class_names is not None:
         bad = (labels < 0) | (labels >= len(class_names))
         if bad.any():
-            row = int(np.nonzero(bad)[0][0])
+            row = int(np.flatnonzero(bad)[0])
+            f, local = frame_row(row)
             raise ValueError('{}: labels_3d[{}] = {} is not an index into class_names {}'.format(
-                where, row, int(labels[row]), list(class_names)))
+                wheres[f], local, int(labels[row]), list(class_names)))
+    return labels
+
+
+def result_arrays(res, where, class_names=None):
+    """The one validation of a frame's result: ``(boxes (N, 7+) float64, scores (N,) float64, labels (N,)
+    int64)`` from ``{'pts_bbox': {...}}`` or ``{'boxes_3d', 'scores_3d', 'labels_3d'}`` (tensors, box objects,
+    arrays, lists): :func:`frame_arrays` then :func:`check_result_values`."""
+    boxes, scores, labels = frame_arrays(res, where)
+    labels = check_result_values(boxes, scores, labels, (0, len(scores)), [where], class_names)
     return boxes, scores, labels
+
+
+def gather_results(results, class_names=None, indices=None):
+    """All frames' results at once: ``(boxes (M, 7) float64, scores (M,), labels (M,) int64, offsets (F + 1,))``,
+    checked as :func:`result_arrays` checks one frame, for the first seven box columns (the evaluated ones:
+    velocities after them are not read). ``indices``: the frame numbers errors name (default 0, 1, ...)."""
+    wheres = [result_where(i) for i in (range(len(results)) if indices is None else indices)]
+    parts = [frame_arrays(res, where) for res, where in zip(results, wheres)]
+    offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum([len(p[1]) for p in parts], out=offsets[1:])
+    if not parts:
+        return np.zeros((0, 7)), np.zeros(0), np.zeros(0, dtype=np.int64), offsets
+    boxes = np.concatenate([p[0][:, :7] for p in parts])
+    scores = np.concatenate([p[1] for p in parts])
+    labels = np.concatenate([p[2] for p in parts])
+    return boxes, scores, check_result_values(boxes, scores, labels, offsets, wheres, class_names), offsets
 
 
 def result_where(index):

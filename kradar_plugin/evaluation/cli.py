@@ -49,7 +49,7 @@ def _parser():
 
 def _evaluations(args):
     from .kradar_eval import evaluate_protocols, fields_read, warm_up
-    from .loading import load_pickle, read_checked
+    from .loading import read_checked
     from .progress import make_bar
     overrides = {}
     if args.distance_edges is not None:
@@ -67,14 +67,30 @@ def _evaluations(args):
         bar = make_bar(len(gt), not args.no_progress)
         return evaluate_protocols(gt, dt, args.classes, names, args.iou_mode, args.eval_types, progress=bar,
                                   **overrides)
-    from kradar_plugin.datasets.kradar_format import build_annos
-    infos, results = load_pickle(args.infos, '--infos'), load_pickle(args.results, '--results')
+    return _evaluate_results(args, names, overrides, make_bar)
+
+
+def _evaluate_results(args, names, overrides, make_bar):
+    """--infos / --results: both files gathered into columns once (in worker processes for large files,
+    while numba warms up), then converted per protocol (its region and frame policy)."""
+    from kradar_plugin.datasets.box_convention import resolve_box_convention
+    from kradar_plugin.datasets.kradar_columns import Converted, gather_infos, gather_result_frames, info_list
+    from .kradar_eval import evaluate_protocols, warm_up
+    from .loading import read_pair
+    from .protocols import get_protocol
+    classes = tuple(args.classes)
+    convention = resolve_box_convention(args.box_convention)
+    protos = [get_protocol(name, **overrides) for name in names]
+    gt, dt = read_pair((('--infos', args.infos, lambda infos: gather_infos(info_list(infos))),
+                        ('--results', args.results, lambda results: gather_result_frames(list(results), classes))),
+                       meanwhile=lambda: warm_up(protos, args.iou_mode, args.eval_types))
+    converted = Converted(gt, dt, classes, convention, args.dt_z_is_bottom)
     out = []
-    for name in names:   # the frame policy (dropped frames, detection ROI) is a protocol setting
-        gt, dt, _, proto = build_annos(infos, results, args.classes, name, dt_z_is_bottom=args.dt_z_is_bottom,
-                                       box_convention=args.box_convention, **overrides)
-        bar = make_bar(len(gt), not args.no_progress)
-        out.extend(evaluate_protocols(gt, dt, args.classes, [proto], args.iou_mode, args.eval_types, progress=bar))
+    for proto in protos:
+        gt_side, dt_side, _ = converted.sides(proto)
+        bar = make_bar(len(gt_side), not args.no_progress)
+        out.extend(evaluate_protocols(gt_side, dt_side, args.classes, [proto], args.iou_mode, args.eval_types,
+                                      progress=bar))
     return out
 
 

@@ -1,9 +1,10 @@
-"""Reading ``kradar-eval``'s two annotation pickles: in two worker processes while this one starts numba.
+"""Reading ``kradar-eval``'s two pickles: in two worker processes while this one starts numba.
 
 Unpickling 20,000 frames and checking them costs about a second of CPU per file, and numba's one-time
-start-up another second. Forked workers read, check and concatenate one file each (so only a few flat
-arrays come back through a pipe) while the caller's ``meanwhile`` (the evaluator's warm-up) runs here:
-three jobs side by side instead of one after the other.
+start-up another second. Forked workers read one file each and turn it into a few flat arrays (annotations
+checked and concatenated, or infos / results gathered), which alone come back through a pipe, while the
+caller's ``meanwhile`` (the evaluator's warm-up) runs here: three jobs side by side instead of one after
+the other.
 
 In process, one after the other: files under ``MIN_PARALLEL_BYTES`` together, one CPU, no ``fork``
 (only Linux forks here: macOS and Windows spawn, which costs a fresh interpreter), or
@@ -49,12 +50,19 @@ def read_checked(gt_path, dt_path, fields, meanwhile=None):
     """(gt, dt) :class:`validation.CheckedSide` of two annotation pickles, checked for the optional
     ``fields`` the evaluation reads (``kradar_eval.fields_read``). ``meanwhile()`` runs in this process
     while workers read; it is not called when the files are read in process."""
-    jobs = (('--gt-annos', gt_path, 'gt_annos'), ('--dt-annos', dt_path, 'dt_annos'))
-    context = _fork_context(gt_path, dt_path)
+    return read_pair((('--gt-annos', gt_path, lambda annos: check_side(annos, 'gt_annos', fields)),
+                      ('--dt-annos', dt_path, lambda annos: check_side(annos, 'dt_annos', fields))), meanwhile)
+
+
+def read_pair(jobs, meanwhile=None):
+    """``(convert(load_pickle(path, what)) for what, path, convert in jobs)`` for two jobs: each in a forked
+    worker (``convert`` runs there and only its result comes back) while ``meanwhile()`` runs here, or both
+    in process, one after the other (``meanwhile`` not called); see the module docstring for which."""
+    context = _fork_context(*[path for _, path, _ in jobs])
     if context is None:
-        annos = [load_pickle(path, what) for what, path, _ in jobs]
-        return tuple(check_side(a, side, fields) for a, (_, _, side) in zip(annos, jobs))
-    workers = [_start(context, job, fields) for job in jobs]
+        objects = [load_pickle(path, what) for what, path, _ in jobs]
+        return tuple(convert(obj) for obj, (_, _, convert) in zip(objects, jobs))
+    workers = [_start(context, job) for job in jobs]
     try:
         if meanwhile is not None:
             meanwhile()
@@ -87,23 +95,23 @@ def _fork_context(*paths):
     return multiprocessing.get_context('fork')
 
 
-def _start(context, job, fields):
+def _start(context, job):
     receive, send = context.Pipe(duplex=False)
-    process = context.Process(target=_worker, args=(send, job, fields), daemon=True,
+    process = context.Process(target=_worker, args=(send, job), daemon=True,
                               name='kradar-eval-read{}'.format(job[0]))
     process.start()
     send.close()     # this process keeps only the reading end: a worker that dies gives EOFError
     return process, receive
 
 
-def _worker(conn, job, fields):
+def _worker(conn, job):
     import signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)     # Ctrl-C is the parent's to handle; it ends us
-    what, path, side = job
+    what, path, convert = job
     try:
-        annos = load_pickle(path, what)
-        _KEPT.append(annos)
-        out = ('ok', check_side(annos, side, fields))
+        obj = load_pickle(path, what)
+        _KEPT.append(obj)
+        out = ('ok', convert(obj))
     except ValueError as exc:
         out = ('value', str(exc))
     except BaseException as exc:  # noqa: BLE001 - sent to the parent, which raises it with this traceback

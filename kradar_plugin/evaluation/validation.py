@@ -252,6 +252,22 @@ def check_side(annos, side, optional=None):
     return CheckedSide(side, len(annos), data, offsets, [f[0] for f in optional], repairs)
 
 
+def check_columns(side, data, offsets):
+    """A :class:`CheckedSide` of columns concatenated over frames that already hold every field (converted
+    from infos or results, say): the value checks of :func:`check_side`, nothing to repair."""
+    data = dict(data)
+    data['name'] = np.asarray(data['name']).astype(str)
+    for key in _NUMERIC:
+        if key in data:
+            data[key] = np.asarray(data[key], dtype=np.float64)
+    missing = [k for k in ('location', 'dimensions', 'rotation_y') + tuple(f[0] for f in _OPTIONAL)
+               + (('score',) if side == 'dt_annos' else ()) if k not in data]
+    if missing:
+        raise ValueError('{}: columns without {}'.format(side, missing))
+    data, offsets = _check_values(data, np.asarray(offsets, dtype=np.int64), side)
+    return CheckedSide(side, len(offsets) - 1, data, offsets, [f[0] for f in _OPTIONAL], ())
+
+
 def _check_list(annos, side):
     if isinstance(annos, dict) or not hasattr(annos, '__len__') or not hasattr(annos, '__getitem__'):
         raise ValueError('{}: expected a list with one dict per frame, got {}'.format(side, type(annos).__name__))

@@ -148,3 +148,28 @@ def test_the_collector_pauses_only_while_reading(tmp_path):
     with pytest.raises(ValueError, match="--gt-annos 'nope.pkl': no such file"):
         loading.load_pickle('nope.pkl', '--gt-annos')
     assert gc.isenabled()
+
+
+def test_infos_and_results_read_by_workers_as_in_process(tmp_path, monkeypatch):
+    from tests.datasets.test_kradar_columns import CLASSES, _frames
+    infos, results = _frames(200, seed=4)
+    paths = []
+    for name, obj in (('infos.pkl', {'infos': infos}), ('results.pkl', results)):
+        paths.append(str(tmp_path / name))
+        with open(paths[-1], 'wb') as f:
+            pickle.dump(obj, f, protocol=2)
+    argv = ['--infos', paths[0], '--results', paths[1], '--classes'] + list(CLASSES) + [
+        '--protocol', 'all', '--box-convention', 'mmdet3d<1.0', '--eval-types', 'bev', '3d']
+    out = {}
+    for value in ('0', '1'):
+        monkeypatch.setenv(loading.ENV_VAR, value)
+        proc = _run_cli(argv, str(tmp_path))
+        assert proc.returncode == 0, proc.stderr
+        out[value] = proc.stdout
+    assert out['0'] == out['1'] and 'Pedestrian bev' in out['1']
+    results[150] = {'boxes_3d': np.ones((1, 7)), 'scores_3d': [np.nan], 'labels_3d': [0]}
+    with open(paths[1], 'wb') as f:
+        pickle.dump(results, f, protocol=2)
+    proc = _run_cli(argv, str(tmp_path))        # still LOAD_WORKERS=1
+    assert proc.returncode == 2 and 'Traceback' not in proc.stderr
+    assert 'results[150]: scores_3d[0] = nan is not finite' in proc.stderr
