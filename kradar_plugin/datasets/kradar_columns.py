@@ -7,6 +7,10 @@ conversions and the value checks then run once over the concatenation. Every ste
 row selection, so the values are those of converting each frame alone. What it mirrors (EchoFusion's
 ``format_anno`` / ``convert_valid_bboxes``, mmdet3d's ``bbox2result_kitti``) is described in
 ``kradar_format``; errors name the frame as ``infos[i]`` / ``results[i]``.
+
+Every frame's info and result is read and checked, also the frames a protocol then drops (converting
+frame by frame skipped the results of frames without GT under ``legacy``): a broken result is an error
+under every protocol. Box columns after the seventh (velocities) are neither read nor checked.
 """
 import numpy as np
 
@@ -35,7 +39,10 @@ class Frames(object):
 
 
 def _rows(value, trailing, where, key, n):
-    arr = np.asarray(value, dtype=np.float64)
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError("{}['annos'][{!r}]: cannot be read as numbers ({})".format(where, key, exc))
     try:
         arr = arr.reshape((-1,) + trailing)
     except ValueError:
@@ -80,11 +87,11 @@ def gather_infos(infos, indices=None):
                 where, sorted(info) if isinstance(info, dict) else type(info).__name__))
         annos = info['annos']
         names = np.asarray(annos.get('name', []))
+        if names.ndim > 1:
+            raise ValueError("{}['annos']['name']: expected one class name per object, got shape {}".format(
+                where, names.shape))
         n = names.shape[0] if names.ndim else 0
-        location = np.asarray(annos.get('location', np.zeros((0, 3))), dtype=np.float64).reshape(-1, 3)
-        if location.shape[0] != n:
-            raise ValueError("{}['annos']: 'location' has {} rows but 'name' has {}".format(
-                where, location.shape[0], n))
+        location = _rows(annos.get('location', np.zeros((0, 3))), (3,), where, 'location', n)
         for key in ('rotation_y', 'dimensions'):
             if key not in annos:
                 raise ValueError("{}['annos']: missing field {!r}".format(where, key))
@@ -106,7 +113,11 @@ def gather_infos(infos, indices=None):
             arrays[key] = np.concatenate(parts[key])
         else:
             arrays[key] = _EMPTY_NAMES if key == 'name' else np.zeros((0,) + widths[key])
-    arrays['name'] = arrays['name'].astype(str)
+    try:
+        arrays['name'] = arrays['name'].astype(str)
+    except UnicodeDecodeError:      # bytes names that are not ASCII
+        arrays['name'] = np.array([n.decode('utf-8', 'replace') if isinstance(n, bytes) else str(n)
+                                   for n in arrays['name'].tolist()], dtype=str)
     for key, trailing, default in GT_OPTIONAL:     # the default where an info lacks the field
         given = parts[key]
         if len(given) == len(infos):
@@ -230,7 +241,9 @@ class Converted(object):
             kept = kept[frame_keep]
         return gt, offsets_of(gt_counts), dt, offsets_of(dt_counts), [int(i) for i in kept]
 
-    def sides(self, proto):
-        """(gt, detections) as checked ``validation.CheckedSide`` for the evaluator, and the kept frames."""
+    def sides(self, proto, fields=None):
+        """(gt, detections) as checked ``validation.CheckedSide`` for the evaluator, and the kept frames.
+        ``fields``: the optional fields the evaluation reads (``kradar_eval.fields_read``; None: all), the
+        only ones checked and kept."""
         gt, gt_off, dt, dt_off, kept = self.columns(proto)
-        return check_columns('gt_annos', gt, gt_off), check_columns('dt_annos', dt, dt_off), kept
+        return check_columns('gt_annos', gt, gt_off, fields), check_columns('dt_annos', dt, dt_off, fields), kept

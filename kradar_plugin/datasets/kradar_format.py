@@ -14,7 +14,7 @@ import numpy as np
 from kradar_plugin.datasets.box_convention import resolve_box_convention
 from kradar_plugin.datasets.kradar_columns import (Converted, check_frame_counts, dt_columns, gather_infos,
                                                    gather_result_frames, gt_columns, info_list, split_frames)
-from kradar_plugin.evaluation.kradar_eval import kradar_eval
+from kradar_plugin.evaluation.kradar_eval import fields_read, kradar_eval
 from kradar_plugin.evaluation.protocols import ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE, get_protocol
 
 
@@ -87,7 +87,7 @@ def evaluate_results(infos, results, class_names, protocol='legacy', eval_types=
     or None (the installed mmdet3d's), the convention of the mmdet3d the model was trained under."""
     conv = converted(infos, results, class_names, dt_z_is_bottom, box_convention)
     proto = _protocol_from(protocol, pcd_limit_range, azi_limit_range, protocol_overrides)
-    gt, dt, _ = conv.sides(proto)
     if eval_types is None:
         eval_types = ('bbox', 'bev', '3d')
+    gt, dt, _ = conv.sides(proto, fields_read([proto], eval_types=eval_types))
     return kradar_eval(gt, dt, list(class_names), eval_types=eval_types, protocol=proto)

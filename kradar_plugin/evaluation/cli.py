@@ -75,7 +75,7 @@ def _evaluate_results(args, names, overrides, make_bar):
     while numba warms up), then converted per protocol (its region and frame policy)."""
     from kradar_plugin.datasets.box_convention import resolve_box_convention
     from kradar_plugin.datasets.kradar_columns import Converted, gather_infos, gather_result_frames, info_list
-    from .kradar_eval import evaluate_protocols, warm_up
+    from .kradar_eval import evaluate_protocols, fields_read, warm_up
     from .loading import read_pair
     from .protocols import get_protocol
     classes = tuple(args.classes)
@@ -85,9 +85,10 @@ def _evaluate_results(args, names, overrides, make_bar):
                         ('--results', args.results, lambda results: gather_result_frames(list(results), classes))),
                        meanwhile=lambda: warm_up(protos, args.iou_mode, args.eval_types))
     converted = Converted(gt, dt, classes, convention, args.dt_z_is_bottom)
+    fields = fields_read(protos, args.iou_mode, args.eval_types)
     out = []
     for proto in protos:
-        gt_side, dt_side, _ = converted.sides(proto)
+        gt_side, dt_side, _ = converted.sides(proto, fields)
         bar = make_bar(len(gt_side), not args.no_progress)
         out.extend(evaluate_protocols(gt_side, dt_side, args.classes, [proto], args.iou_mode, args.eval_types,
                                       progress=bar))

@@ -9,7 +9,8 @@ the other.
 In process, one after the other: files under ``MIN_PARALLEL_BYTES`` together, one CPU, no ``fork``
 (only Linux forks here: macOS and Windows spawn, which costs a fresh interpreter), or
 ``KRADAR_EVAL_LOAD_WORKERS=0``. ``KRADAR_EVAL_LOAD_WORKERS=1`` uses the workers whatever the size.
-Errors read the same either way: a ValueError naming the file, or the frame, field and value.
+Errors read the same either way: a ValueError naming the file, or the frame, field and value (any other
+exception in a worker comes back as a RuntimeError carrying the worker's traceback).
 """
 import gc
 import os
@@ -62,8 +63,10 @@ def read_pair(jobs, meanwhile=None):
     if context is None:
         objects = [load_pickle(path, what) for what, path, _ in jobs]
         return tuple(convert(obj) for obj, (_, _, convert) in zip(objects, jobs))
-    workers = [_start(context, job) for job in jobs]
+    workers = []
     try:
+        for job in jobs:
+            workers.append(_start(context, job))
         if meanwhile is not None:
             meanwhile()
         return tuple(_result(worker, job) for worker, job in zip(workers, jobs))
@@ -90,8 +93,8 @@ def _fork_context(*paths):
     if not sys.platform.startswith('linux'):
         return None
     import multiprocessing
-    if 'fork' not in multiprocessing.get_all_start_methods():
-        return None
+    if 'fork' not in multiprocessing.get_all_start_methods() or multiprocessing.current_process().daemon:
+        return None          # a daemonic process may not have children
     return multiprocessing.get_context('fork')
 
 

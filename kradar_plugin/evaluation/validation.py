@@ -20,6 +20,7 @@ class EvaluationInputWarning(UserWarning):
 _GEOMETRY = (('location', 3), ('dimensions', 3), ('rotation_y', 0))
 _OPTIONAL = (('truncated', 0, 0.0), ('occluded', 0, 0), ('alpha', 0, -10.0), ('bbox', 4, None))
 _NUMERIC = ('truncated', 'occluded', 'alpha', 'bbox', 'location', 'dimensions', 'rotation_y', 'score')
+_REQUIRED = ('location', 'dimensions', 'rotation_y', 'score')   # score: detections only
 _EMPTY_NAMES = np.zeros(0, dtype='<U1')
 
 
@@ -252,20 +253,22 @@ def check_side(annos, side, optional=None):
     return CheckedSide(side, len(annos), data, offsets, [f[0] for f in optional], repairs)
 
 
-def check_columns(side, data, offsets):
+def check_columns(side, data, offsets, optional=None):
     """A :class:`CheckedSide` of columns concatenated over frames that already hold every field (converted
-    from infos or results, say): the value checks of :func:`check_side`, nothing to repair."""
-    data = dict(data)
+    from infos or results, say): the value checks of :func:`check_side`, nothing to repair. ``optional``:
+    the optional fields the evaluation reads (default all), the only ones checked and kept."""
+    fields = [f[0] for f in _optional(optional)]
+    data = dict((k, v) for k, v in data.items() if k not in _NUMERIC or k in fields or k in _REQUIRED)
     data['name'] = np.asarray(data['name']).astype(str)
     for key in _NUMERIC:
         if key in data:
             data[key] = np.asarray(data[key], dtype=np.float64)
-    missing = [k for k in ('location', 'dimensions', 'rotation_y') + tuple(f[0] for f in _OPTIONAL)
-               + (('score',) if side == 'dt_annos' else ()) if k not in data]
+    missing = [k for k in _REQUIRED[:3] + tuple(fields) + (('score',) if side == 'dt_annos' else ())
+               if k not in data]
     if missing:
         raise ValueError('{}: columns without {}'.format(side, missing))
     data, offsets = _check_values(data, np.asarray(offsets, dtype=np.int64), side)
-    return CheckedSide(side, len(offsets) - 1, data, offsets, [f[0] for f in _OPTIONAL], ())
+    return CheckedSide(side, len(offsets) - 1, data, offsets, fields, ())
 
 
 def _check_list(annos, side):

@@ -62,19 +62,28 @@ def rotate_iou_frames(boxes, query_boxes, boxes_off, query_off, criterion=-1, ba
     return out
 
 
+#: boxes per block of ``corner_offsets_fast``: its temporaries stay in the CPU caches (a single pass over
+#: millions of boxes ran 2-3x slower per box than over thousands)
+CORNER_BLOCK = 1 << 15
+
+
 def corner_offsets_fast(boxes):
     """``boxes.corner_offsets`` (same values bit for bit: each entry is the same sum of two products,
-    up to exact sign flips), without broadcasting temporaries; C-contiguous (N, 4, 2)."""
-    c = np.cos(boxes[:, 4])
-    s = np.sin(boxes[:, 4])
-    hw = 0.5 * boxes[:, 2]
-    hh = 0.5 * boxes[:, 3]
-    cu, su, cv, sv = c * hw, s * hw, c * hh, s * hh
+    up to exact sign flips), without broadcasting temporaries, ``CORNER_BLOCK`` boxes at a time;
+    C-contiguous (N, 4, 2)."""
     out = np.empty((len(boxes), 4, 2), dtype=np.float64)
-    # corner signs (u, v): (-1, -1), (1, -1), (1, 1), (-1, 1); x = c*u + s*v, y = -s*u + c*v
-    for k, (su_sign, sv_sign) in enumerate(((-1, -1), (1, -1), (1, 1), (-1, 1))):
-        out[:, k, 0] = (cu if su_sign > 0 else -cu) + (sv if sv_sign > 0 else -sv)
-        out[:, k, 1] = (-su if su_sign > 0 else su) + (cv if sv_sign > 0 else -cv)
+    for start in range(0, len(boxes), CORNER_BLOCK):
+        block = boxes[start:start + CORNER_BLOCK]
+        c = np.cos(block[:, 4])
+        s = np.sin(block[:, 4])
+        hw = 0.5 * block[:, 2]
+        hh = 0.5 * block[:, 3]
+        cu, su, cv, sv = c * hw, s * hw, c * hh, s * hh
+        part = out[start:start + CORNER_BLOCK]
+        # corner signs (u, v): (-1, -1), (1, -1), (1, 1), (-1, 1); x = c*u + s*v, y = -s*u + c*v
+        for k, (su_sign, sv_sign) in enumerate(((-1, -1), (1, -1), (1, 1), (-1, 1))):
+            part[:, k, 0] = (cu if su_sign > 0 else -cu) + (sv if sv_sign > 0 else -sv)
+            part[:, k, 1] = (-su if su_sign > 0 else su) + (cv if sv_sign > 0 else -cv)
     return out
 
 

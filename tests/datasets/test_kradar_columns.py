@@ -108,7 +108,11 @@ def _res(boxes=None, scores=None, labels=None):
      r"infos\[5\]\['annos'\]\['location'\]\[1\] = \[nan, 0.0, 30.0\] is not finite"),
     (_info(bbox=np.zeros((3, 4))), r"infos\[5\]\['annos'\]: 'bbox' has shape \(3, 4\) but 'name' has 2 entries"),
     (_info(dimensions=np.zeros((2, 2))), r"infos\[5\]\['annos'\]: 'dimensions' has shape \(2, 2\)"),
-    (_info(location=np.zeros((1, 3))), r"infos\[5\]\['annos'\]: 'location' has 1 rows but 'name' has 2"),
+    (_info(location=np.zeros((1, 3))), r"infos\[5\]\['annos'\]: 'location' has shape \(1, 3\) but 'name' has 2"),
+    (_info(occluded=['a', 'b']), r"infos\[5\]\['annos'\]\['occluded'\]: cannot be read as numbers"),
+    (_info(truncated={'a': 1}), r"infos\[5\]\['annos'\]\['truncated'\]: cannot be read as numbers"),
+    (_info(name=np.array([['Sedan', 'x'], ['Sedan', 'y']])),
+     r"infos\[5\]\['annos'\]\['name'\]: expected one class name per object, got shape \(2, 2\)"),
     ({'annos': {'name': np.array(['Sedan']), 'location': np.zeros((1, 3)), 'rotation_y': [0.0]}},
      r"infos\[5\]\['annos'\]: missing field 'dimensions'"),
     ({'sample_idx': 5}, r"infos\[5\]: expected an EchoFusion info dict with an 'annos' entry"),
@@ -142,3 +146,31 @@ def test_frame_counts_must_match():
     empty = converted([], [], CLASSES, box_convention=OLD)
     gt_side, dt_side, kept = empty.sides(get_protocol('fixed'))
     assert kept == [] and gt_side.n_frames == dt_side.n_frames == 0
+
+
+def test_only_the_fields_the_evaluation_reads_are_checked():
+    infos = [_info(alpha=np.array([0.0, np.nan])), _info()]
+    results = [{'pts_bbox': _res()}, _res()]
+    _, metrics = evaluate_results(infos, results, ['Sedan'], 'legacy', eval_types=('bev', '3d'), box_convention=OLD)
+    _, clean = evaluate_results([_info(), _info()], results, ['Sedan'], 'legacy', eval_types=('bev', '3d'),
+                                box_convention=OLD)
+    assert metrics == clean and metrics['Sedan/bev@0.3'] > 0     # alpha is not read by BEV / 3D
+    with pytest.raises(ValueError, match=r"gt_annos\[0\]\['alpha'\]\[1\] = nan is not finite"):
+        evaluate_results(infos, results, ['Sedan'], 'legacy', eval_types=('bbox', 'bev'), box_convention=OLD)
+    gt_side, _, _ = converted(infos[1:], results[1:], ['Sedan'], box_convention=OLD).sides(get_protocol('fixed'),
+                                                                                           set())
+    assert gt_side.fields == frozenset() and 'alpha' not in gt_side.data and 'location' in gt_side.data
+
+
+def test_results_of_frames_the_protocol_drops_are_checked_too():
+    infos = [_info(), _info(0)]                         # frame 1 has no GT: legacy drops it
+    results = [_res(), _res(scores=[0.9, np.nan])]
+    for protocol in ('legacy', 'fixed'):
+        with pytest.raises(ValueError, match=r'results\[1\]: scores_3d\[1\] = nan is not finite'):
+            evaluate_results(infos, results, ['Sedan'], protocol, box_convention=OLD)
+
+
+def test_names_given_as_bytes_are_read_as_text():
+    info = _info(name=np.array([b'Sedan', u'Sedan\u00e9'.encode('utf-8')], dtype=object))
+    gt = info_to_gt_anno(info, ('Sedan',), (-1e3, -1e3, -1e3, 1e3, 1e3, 1e3), (-180, 180))
+    assert list(gt['name']) == ['Sedan']

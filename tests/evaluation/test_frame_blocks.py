@@ -11,7 +11,7 @@ import pytest
 
 from kradar_plugin.ops import frame_block_offsets, guard, rotate_iou_eval, rotate_iou_frames
 from kradar_plugin.ops.boxes import corner_offsets
-from kradar_plugin.ops.frame_blocks import corner_offsets_fast
+from kradar_plugin.ops.frame_blocks import CORNER_BLOCK, corner_offsets_fast
 from tests.ops import reference
 from tests.ops.cases import CASES
 
@@ -62,9 +62,10 @@ def test_named_degenerate_cases_as_one_frame_each(backend):
     assert not np.any(np.isnan(flat))
 
 
-def test_corner_offsets_fast_is_bit_identical():
+@pytest.mark.parametrize('n', [0, 5000, 2 * CORNER_BLOCK + 7])    # one block, and three
+def test_corner_offsets_fast_is_bit_identical(n):
     rng = np.random.RandomState(0)
-    boxes = reference.random_boxes(rng, 5000, spread=1e3)
+    boxes = reference.random_boxes(rng, n, spread=1e3)
     assert np.array_equal(corner_offsets_fast(boxes).view(np.int64), corner_offsets(boxes).view(np.int64))
 
 

@@ -173,3 +173,20 @@ def test_infos_and_results_read_by_workers_as_in_process(tmp_path, monkeypatch):
     proc = _run_cli(argv, str(tmp_path))        # still LOAD_WORKERS=1
     assert proc.returncode == 2 and 'Traceback' not in proc.stderr
     assert 'results[150]: scores_3d[0] = nan is not finite' in proc.stderr
+
+
+def _read_in_daemon(paths, queue):
+    gt, dt = loading.read_checked(paths[0], paths[1], set(), meanwhile=lambda: queue.put('meanwhile'))
+    queue.put((gt.n_frames, dt.n_frames))
+
+
+def test_a_daemonic_process_reads_in_process(tmp_path, workers):
+    """multiprocessing forbids a daemonic process (a DataLoader worker, say) to have children."""
+    files = _pickles(tmp_path, [GT] * 3, [_bad()] * 3)
+    context = multiprocessing.get_context('fork')
+    queue = context.Queue()
+    process = context.Process(target=_read_in_daemon, args=((files[1], files[3]), queue), daemon=True)
+    process.start()
+    got = queue.get(timeout=60)
+    process.join(60)
+    assert got == (3, 3) and process.exitcode == 0      # no 'meanwhile': read in the process itself
