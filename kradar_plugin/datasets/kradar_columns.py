@@ -17,14 +17,14 @@ import numpy as np
 from kradar_plugin.datasets.box_convention import info_location_to_radar, lidar_boxes_to_evaluator
 from kradar_plugin.datasets.result_io import gather_results
 from kradar_plugin.evaluation.protocols import FAKE_2D_BOX
-from kradar_plugin.evaluation.validation import check_columns
+from kradar_plugin.evaluation.validation import check_columns, frame_of, offsets_of
 
 #: optional GT fields: (name, trailing shape, default when an info lacks it)
 GT_OPTIONAL = (('truncated', (), 0.0), ('occluded', (), 0.0), ('alpha', (), 0.0), ('bbox', (4,), FAKE_2D_BOX))
 _EMPTY_NAMES = np.zeros(0, dtype='<U1')
 
 
-class Frames(object):
+class Gathered(object):
     """One side's per-object arrays concatenated over ``n_frames`` frames: ``arrays[key]`` and ``offsets``
     (F + 1,), frame ``f`` being rows ``offsets[f]:offsets[f+1]``."""
 
@@ -73,7 +73,7 @@ def info_list(infos):
 
 
 def gather_infos(infos, indices=None):
-    """GT :class:`Frames` of EchoFusion info dicts (``name``, ``location``, ``dimensions``, ``rotation_y``
+    """GT :class:`Gathered` of EchoFusion info dicts (``name``, ``location``, ``dimensions``, ``rotation_y``
     and the optional ``GT_OPTIONAL`` fields, defaults filled in), unfiltered, in the info layout.
     ``indices``: the frame numbers errors name (default 0, 1, ...)."""
     indices = range(len(infos)) if indices is None else indices
@@ -103,8 +103,7 @@ def gather_infos(infos, indices=None):
         for key, trailing, _ in GT_OPTIONAL:
             if key in annos:
                 parts[key].append((f, _rows(annos[key], trailing, where, key, n)))
-    offsets = np.zeros(len(infos) + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
+    offsets = offsets_of(counts)
     total = int(offsets[-1])
     widths = {'location': (3,), 'dimensions': (3,), 'rotation_y': ()}
     arrays = {}
@@ -131,17 +130,17 @@ def gather_infos(infos, indices=None):
     bad = ~np.isfinite(arrays['location']).all(axis=1)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        f = int(np.searchsorted(offsets, row, side='right') - 1)
+        f = frame_of(offsets, row)
         raise ValueError("{}['annos']['location'][{}] = {} is not finite".format(
             'infos[{}]'.format(list(indices)[f]), row - offsets[f], arrays['location'][row].tolist()))
-    return Frames(arrays, offsets)
+    return Gathered(arrays, offsets)
 
 
 def gather_result_frames(results, class_names, indices=None):
-    """Detection :class:`Frames` (``boxes`` (M, 7), ``scores``, ``labels``) of per-frame model results,
+    """Detection :class:`Gathered` (``boxes`` (M, 7), ``scores``, ``labels``) of per-frame model results,
     checked by ``result_io.gather_results``."""
     boxes, scores, labels, offsets = gather_results(results, class_names, indices)
-    return Frames({'boxes': boxes, 'scores': scores, 'labels': labels}, offsets)
+    return Gathered({'boxes': boxes, 'scores': scores, 'labels': labels}, offsets)
 
 
 def in_roi(centers, pcd_limit_range, azimuth_range):
@@ -199,13 +198,6 @@ def select_frames(data, counts, frame_keep):
     return dict((k, v[rows]) for k, v in data.items()), counts[frame_keep]
 
 
-def offsets_of(counts):
-    """(F + 1,) int64 frame offsets of per-frame counts."""
-    out = np.zeros(len(counts) + 1, dtype=np.int64)
-    np.cumsum(counts, out=out[1:])
-    return out
-
-
 def split_frames(data, offsets):
     """Per-frame dicts (views) of concatenated columns."""
     cuts = offsets[1:-1]
@@ -214,7 +206,7 @@ def split_frames(data, offsets):
 
 
 class Converted(object):
-    """Gathered GT and detection :class:`Frames` (infos and results read once, the per-frame part);
+    """GT and detection :class:`Gathered` columns (infos and results read once, the per-frame part);
     :meth:`sides` converts them for one protocol, so several protocols share the reading.
     ``box_convention`` must be a name (resolved)."""
 

@@ -17,6 +17,8 @@ import time
 
 import numpy as np
 
+from kradar_plugin.evaluation.validation import frame_of, offsets_of
+
 RESULT_KEYS = ('boxes_3d', 'scores_3d', 'labels_3d')
 
 
@@ -116,7 +118,7 @@ def check_result_values(boxes, scores, labels, offsets, wheres, class_names=None
     offsets = np.asarray(offsets, dtype=np.int64)
 
     def frame_row(row):
-        f = int(np.searchsorted(offsets, row, side='right') - 1)
+        f = frame_of(offsets, row)
         return f, row - int(offsets[f])
 
     n = boxes.shape[0]
@@ -158,8 +160,7 @@ def gather_results(results, class_names=None, indices=None):
     velocities after them are not read). ``indices``: the frame numbers errors name (default 0, 1, ...)."""
     wheres = [result_where(i) for i in (range(len(results)) if indices is None else indices)]
     parts = [frame_arrays(res, where) for res, where in zip(results, wheres)]
-    offsets = np.zeros(len(parts) + 1, dtype=np.int64)
-    np.cumsum([len(p[1]) for p in parts], out=offsets[1:])
+    offsets = offsets_of([len(p[1]) for p in parts])
     if not parts:
         return np.zeros((0, 7)), np.zeros(0), np.zeros(0, dtype=np.int64), offsets
     boxes = np.concatenate([p[0][:, :7] for p in parts])

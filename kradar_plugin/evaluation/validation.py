@@ -20,7 +20,6 @@ class EvaluationInputWarning(UserWarning):
 _GEOMETRY = (('location', 3), ('dimensions', 3), ('rotation_y', 0))
 _OPTIONAL = (('truncated', 0, 0.0), ('occluded', 0, 0), ('alpha', 0, -10.0), ('bbox', 4, None))
 _NUMERIC = ('truncated', 'occluded', 'alpha', 'bbox', 'location', 'dimensions', 'rotation_y', 'score')
-_REQUIRED = ('location', 'dimensions', 'rotation_y', 'score')   # score: detections only
 _EMPTY_NAMES = np.zeros(0, dtype='<U1')
 
 
@@ -64,7 +63,15 @@ def name_codes(names, max_scan=32):
     return inverse.reshape(-1).astype(np.int64), tuple(str(n) for n in uniq)
 
 
-def _frame_of(offsets, row):
+def offsets_of(counts):
+    """(F + 1,) int64 frame offsets of per-frame row counts: frame ``f`` is rows ``offsets[f]:offsets[f+1]``."""
+    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return offsets
+
+
+def frame_of(offsets, row):
+    """The frame that owns ``row`` of columns concatenated with frame ``offsets``."""
     return int(np.searchsorted(offsets, row, side='right') - 1)
 
 
@@ -141,9 +148,7 @@ def _fast_side(annos, need_score, repairs, optional):
             data[key] = arr
     except (KeyError, TypeError, ValueError, IndexError, AttributeError):
         return None
-    offsets = np.zeros(n_frames + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    return data, offsets
+    return data, offsets_of(counts)
 
 
 def _check_side(annos, side, need_score, repairs, optional=_OPTIONAL):
@@ -184,8 +189,7 @@ def _check_side(annos, side, need_score, repairs, optional=_OPTIONAL):
                     fields[key].append(np.tile(np.asarray(FAKE_2D_BOX, dtype=np.float64), (n, 1)))
                 else:
                     fields[key].append(np.full(n, default, dtype=np.float64))
-    offsets = np.zeros(n_frames + 1, dtype=np.int64)
-    offsets[1:] = np.cumsum(counts)
+    offsets = offsets_of(counts)
     data = {}
     for key, parts in fields.items():
         if not parts:
@@ -206,13 +210,13 @@ def _check_values(data, offsets, side):
         bad = ~np.isfinite(arr)
         if bad.any():
             row = int(np.nonzero(bad.reshape(len(arr), -1).any(axis=1))[0][0])
-            f = _frame_of(offsets, row)
+            f = frame_of(offsets, row)
             raise ValueError('{}[{}][{!r}][{}] = {!r} is not finite'.format(
                 side, f, key, row - offsets[f], arr[row].tolist()))
     neg = data['dimensions'] < 0
     if neg.any():
         row = int(np.nonzero(neg.any(axis=1))[0][0])
-        f = _frame_of(offsets, row)
+        f = frame_of(offsets, row)
         raise ValueError('{}[{}][\'dimensions\'][{}] = {!r} has a negative size'.format(
             side, f, row - offsets[f], data['dimensions'][row].tolist()))
     return data, offsets
@@ -258,13 +262,13 @@ def check_columns(side, data, offsets, optional=None):
     from infos or results, say): the value checks of :func:`check_side`, nothing to repair. ``optional``:
     the optional fields the evaluation reads (default all), the only ones checked and kept."""
     fields = [f[0] for f in _optional(optional)]
-    data = dict((k, v) for k, v in data.items() if k not in _NUMERIC or k in fields or k in _REQUIRED)
+    required = tuple(k for k, _ in _GEOMETRY) + (('score',) if side == 'dt_annos' else ())
+    data = dict((k, v) for k, v in data.items() if k not in _NUMERIC or k in fields or k in required)
     data['name'] = np.asarray(data['name']).astype(str)
     for key in _NUMERIC:
         if key in data:
             data[key] = np.asarray(data[key], dtype=np.float64)
-    missing = [k for k in _REQUIRED[:3] + tuple(fields) + (('score',) if side == 'dt_annos' else ())
-               if k not in data]
+    missing = [k for k in required + tuple(fields) if k not in data]
     if missing:
         raise ValueError('{}: columns without {}'.format(side, missing))
     data, offsets = _check_values(data, np.asarray(offsets, dtype=np.int64), side)
