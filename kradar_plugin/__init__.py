@@ -6,6 +6,9 @@ Importing needs numpy alone; mmcv/mmdet components are registered only when thos
 """
 from .ops import rotate_iou_eval, rotate_iou_gpu_eval  # noqa: F401  (numpy-only core)
 from ._registration import register_framework_components
+from .distributed.failfast import install_error_file_hook
+
+install_error_file_hook()  # torchelastic workers: uncaught tracebacks reach the launcher's summary
 
 __version__ = '0.1.0'
 

@@ -5,6 +5,10 @@
 #   tools/setup_env.sh light [.venv-light]  newest numpy 2.x + numba, no torch/mmcv (core tests)
 #   tools/setup_env.sh mm2   [.venv-mm2]    OpenMMLab 2.0: torch 2.0.1 + mmengine 0.10.7 + mmcv 2.1.0 (CPU ops,
 #                                            compiled like mmcv-full) + mmdet 3.3.0 + mmdet3d 1.4.0, numpy 1.26.4
+#   tools/setup_env.sh echofusion [.venv-echofusion]  EchoFusion's own stack on CPython 3.7.16 (pyenv): torch
+#                                            1.10.0 + mmcv-full 1.4.0 (CPU ops) + mmdet 2.19.0 + mmseg 0.20.0 +
+#                                            mmdet3d 0.17.3 (unmodified Python, CPU-built ops: build_mmdet3d_cpu.py)
+#                                            + numba 0.48.0 + numpy 1.19.5 + yapf 0.40.1
 # Idempotent: a stamp keyed by the requirement files makes a second run take seconds.
 # mmcv-full / mmcv is compiled once and the wheel kept in a cache keyed by the torch version and Python tag
 # (the file name carries the mmcv version), so a later torch pin can never load an ABI-mismatched mmcv._ext.
@@ -18,10 +22,16 @@ cd "$root"
 case "$kind" in
   full)  venv=${2:-.venv};       reqs="requirements/stack.txt requirements/mmcv.txt requirements/mmdet3d.txt requirements/mmdet3d-runtime.txt requirements/tests.txt requirements/runtime.txt setup.py" ;;
   light) venv=${2:-.venv-light}; reqs="requirements/light.txt requirements/tests.txt requirements/runtime.txt setup.py" ;;
+  echofusion) venv=${2:-.venv-echofusion}; reqs="requirements/echofusion-stack.txt requirements/echofusion-mmcv.txt requirements/echofusion-mmdet3d-runtime.txt requirements/tests.txt requirements/runtime.txt tools/build_mmdet3d_cpu.py setup.py" ;;
   mm2)   venv=${2:-.venv-mm2};   reqs="requirements/mm2-stack.txt requirements/mm2-mmcv.txt requirements/mm2-mmdet3d.txt requirements/mm2-runtime.txt requirements/tests.txt requirements/runtime.txt setup.py" ;;
-  *) echo "usage: $0 full|light|mm2 [VENV]" >&2; exit 2 ;;
+  *) echo "usage: $0 full|light|mm2|echofusion [VENV]" >&2; exit 2 ;;
 esac
 PY=${PYTHON:-python3}
+if [ "$kind" = echofusion ]; then  # EchoFusion's interpreter, whatever python3 is
+  PY=${PYTHON37:-$(pyenv root 2>/dev/null)/versions/3.7.16/bin/python}
+  [ -x "$PY" ] || PY=$(command -v python3.7 || true)
+  [ -n "$PY" ] && [ -x "$PY" ] || { echo "[env] echofusion needs CPython 3.7 (pyenv install 3.7.16, or PYTHON37=...)" >&2; exit 1; }
+fi
 mmcv_cflags=${KRADAR_MMCV_CFLAGS--O1 -g0}
 key=$(cat $reqs tools/setup_env.sh | sha256sum | cut -c1-16)
 stamp="$venv/.kradar-env-$kind-$key"
@@ -31,7 +41,7 @@ fi
 [ -x "$venv/bin/python" ] || "$PY" -m venv "$venv"
 pip="$venv/bin/python -m pip"
 export PIP_DISABLE_PIP_VERSION_CHECK=1
-$pip install -q --upgrade "pip<25"
+if [ "$kind" = echofusion ]; then $pip install -q --upgrade "pip<24"; else $pip install -q --upgrade "pip<25"; fi
 # install_mmcv REQUIREMENTS PACKAGE: PACKAGE (mmcv-full or mmcv) at the version REQUIREMENTS pins, with its
 # compiled ops: from the wheel cache, else compiled once into it (CPU ops, $mmcv_cflags); nothing when the
 # venv already has that version with mmcv._ext.
@@ -60,6 +70,38 @@ if [ "$kind" = light ]; then
   $pip install -q --no-deps -e .
   rm -f "$venv"/.kradar-env-light-*; touch "$stamp"
   echo "[env] $venv ready (light): $("$venv/bin/python" -c 'import numpy, numba; print("numpy", numpy.__version__, "numba", numba.__version__)')"
+  exit 0
+fi
+if [ "$kind" = echofusion ]; then
+  $pip install -q -r requirements/echofusion-stack.txt -r requirements/tests.txt
+  install_mmcv requirements/echofusion-mmcv.txt mmcv-full
+  $pip install -q $(grep -E '^mm(det|segmentation)==' requirements/echofusion-mmcv.txt) -r requirements/echofusion-stack.txt
+  # mmdet3d 0.17.3: its sdist's Python files as released, its 11 extension modules compiled for the CPU (the
+  # CUDA-only entry points raise "needs CUDA"); the wheel is cached beside mmcv-full's
+  if ! "$venv/bin/python" -c "import mmdet3d, sys; sys.exit(mmdet3d.__version__ != '0.17.3')" 2>/dev/null; then
+    cache=${KRADAR_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kradar_plugin/wheels}/torch-$("$venv/bin/python" -c 'import torch; print(torch.__version__)')-cp37
+    whl=$(ls "$cache"/mmdet3d-0.17.3-*.whl 2>/dev/null | head -n1 || true)
+    if [ -z "$whl" ]; then
+      echo "[env] building mmdet3d 0.17.3 with CPU ops (once)"
+      MAX_JOBS=${MAX_JOBS:-$(nproc)} "$venv/bin/python" tools/build_mmdet3d_cpu.py --out "$cache"
+      whl=$(ls "$cache"/mmdet3d-0.17.3-*.whl | head -n1)
+    fi
+    $pip install -q --no-deps --force-reinstall "$whl"
+  fi
+  $pip install -q --no-deps -r <(grep -E '^[^#].*--no-deps|^#' requirements/echofusion-mmdet3d-runtime.txt | sed 's/ *--no-deps//' | grep -v '^#' || true)
+  $pip install -q -r <(grep -vE -- '--no-deps' requirements/echofusion-mmdet3d-runtime.txt) -r requirements/echofusion-stack.txt
+  $pip install -q --no-deps -e .
+  "$venv/bin/python" - <<'PY'
+import sys, numpy, torch, torchvision, mmcv, mmcv._ext, mmdet, mmseg, mmdet3d, numba, yapf
+from mmdet3d.apis import train_model  # noqa: F401  (mmdet3d's whole import chain, its 11 extensions included)
+print('[env] ready (echofusion): python', sys.version.split()[0], 'torch', torch.__version__, 'torchvision',
+      torchvision.__version__, 'numpy', numpy.__version__, 'numba', numba.__version__, 'mmcv-full',
+      mmcv.__version__, 'mmdet', mmdet.__version__, 'mmseg', mmseg.__version__, 'mmdet3d', mmdet3d.__version__,
+      'yapf', yapf.__version__)
+assert sys.version_info[:2] == (3, 7) and numpy.__version__ == '1.19.5' and numba.__version__ == '0.48.0', \
+    'EchoFusion stack pins drifted'
+PY
+  rm -f "$venv"/.kradar-env-echofusion-*; touch "$stamp"
   exit 0
 fi
 if [ "$kind" = mm2 ]; then

@@ -68,7 +68,10 @@ else:
     mmdet3d_version = None
 from mmdet import __version__ as mmdet_version  # noqa: E402
 from mmdet.apis import set_random_seed  # noqa: E402
-from mmdet.utils import setup_multi_processes  # noqa: E402  (mmdet >= 2.20, as mmdet3d's train.py uses it)
+try:
+    from mmdet.utils import setup_multi_processes  # noqa: E402  (mmdet >= 2.20, as mmdet3d's train.py uses it)
+except ImportError:  # mmdet 2.19 (EchoFusion's pin): the same settings from the plugin
+    from kradar_plugin.runner.multi_processes import setup_multi_processes  # noqa: E402
 from kradar_plugin.runner.cpu_dist import install_cpu_support  # noqa: E402
 
 install_cpu_support()  # no-op with CUDA; on a CPU machine also covers mmdet3d's train functions imported above

@@ -34,15 +34,16 @@ def tagged(text, tag=None):
     return ''.join('{} {}\n'.format(tag, line) for line in text.rstrip('\n').split('\n'))
 
 
-def record_to_error_file(exc, extra=None):
-    """Write ``exc`` (being handled) to the torchelastic error file, if the launcher asked for one.
+def record_to_error_file(exc, extra=None, callstack=None):
+    """Write ``exc`` (being handled, or with its ``callstack`` text) to the torchelastic error file, if the
+    launcher asked for one.
 
     Same JSON layout as torchelastic's ``ErrorHandler.record_exception``; ``extra`` (e.g. where the
     predictions were saved) is appended to the traceback that the launcher prints in its summary."""
     path = os.environ.get('TORCHELASTIC_ERROR_FILE')
     if not path:
         return
-    callstack = traceback.format_exc()
+    callstack = callstack if callstack is not None else traceback.format_exc()
     if extra:
         callstack += extra.rstrip('\n') + '\n'
     data = {'message': {'message': '{}: {}'.format(type(exc).__name__, exc),
@@ -97,3 +98,25 @@ def report_and_exit(exc, stage, extra=None, exit_code=1):
     wait_if_peer_failure(exc)
     record_to_error_file(exc, extra)
     os._exit(exit_code)
+
+
+def install_error_file_hook():
+    """In a torchelastic worker (``TORCHELASTIC_ERROR_FILE`` set), make an uncaught exception reach the
+    launcher's summary with its traceback, as torch's ``@record`` would: train scripts without it
+    (mmdet3d 0.17's and EchoFusion's ``tools/train.py``) otherwise leave ``error_file: <N/A>`` and no
+    traceback. The original ``sys.excepthook`` still runs; an error file the process wrote itself (through
+    ``@record`` or :func:`report_and_exit`) is kept. Returns True if installed."""
+    path = os.environ.get('TORCHELASTIC_ERROR_FILE')
+    if not path or getattr(sys.excepthook, '_kradar_error_file', False):
+        return False
+    previous = sys.excepthook
+
+    def excepthook(exc_type, exc, tb):
+        if not os.path.exists(path) and not issubclass(exc_type, KeyboardInterrupt):
+            wait_if_peer_failure(exc)  # the rank that failed first is the root cause
+            record_to_error_file(exc, callstack=''.join(traceback.format_exception(exc_type, exc, tb)))
+        previous(exc_type, exc, tb)
+
+    excepthook._kradar_error_file = True
+    sys.excepthook = excepthook
+    return True

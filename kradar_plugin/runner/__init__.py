@@ -4,6 +4,8 @@ collection, saved predictions, fail-fast), and the launch support for CPU (gloo)
 Imported by ``kradar_plugin`` when mmcv is importable. Importing it:
 - registers ``EvalOnlyHook`` (mmcv HOOKS) and ``EvalOnlyRunnerConstructor`` (mmcv RUNNER_BUILDERS);
 - makes ``dist_params=dict(timeout=<seconds>)`` work (converted to a timedelta);
+- lets mmcv <= 1.7's ``Config.pretty_text`` run with yapf >= 0.40.2 (``compat.yapf_format``, one warning);
+- fixes mmcv < 1.4.2's CPU scatter of ``DataContainer`` tensors (``compat.mmcv_cpu_scatter``, one warning);
 - on a machine without CUDA only, installs the CPU replacements of ``cpu_dist`` (GPU runs stay standard);
 - if ``KRADAR_EVAL_ONLY``/``KRADAR_EVAL_FIRST``/``KRADAR_EVAL_SAMPLES`` (or ``KRADAR_MIN_LOADED``,
   ``KRADAR_PREFLIGHT``, ``KRADAR_PROBE_MODEL``) is set, makes the default runner constructor obey it.
@@ -17,7 +19,11 @@ from .constructor import EvalOnlyRunnerConstructor, install_env_switch  # noqa: 
 from .cpu_dist import install_cpu_support, install_timeout_support
 from kradar_plugin.distributed.dist_params import normalize_dist_params  # noqa: F401
 from .eval_only_hook import EvalOnlyHook  # noqa: F401
+from kradar_plugin.compat.yapf_format import install as install_yapf_repair
+from kradar_plugin.compat.mmcv_cpu_scatter import install as install_cpu_scatter_fix
 
 install_timeout_support()
+install_yapf_repair()
+install_cpu_scatter_fix()
 install_cpu_support()
 install_env_switch()

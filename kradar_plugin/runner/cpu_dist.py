@@ -8,7 +8,8 @@ Out of the box these frameworks cannot run distributed on CPU:
   unscattered;
 - ``collect_results_cpu(..., tmpdir=None)`` broadcasts the temporary directory through a CUDA tensor
   (mmdet's ``collect_results_gpu`` is CUDA-only too);
-- mmdet3d (0.17.x..1.0.0rcN) ``apis.train.train_detector``/``train_segmentor`` call ``model.cuda()`` and
+- mmdet3d (0.17.x..1.0.0rcN) ``apis.train.train_detector``/``train_segmentor``, and mmdet < 2.21's
+  ``train_detector`` (EchoFusion's mmdet 2.19, which mmdet3d 0.17.3 calls) call ``model.cuda()`` and
   ``torch.cuda.current_device()`` unconditionally.
 
 ``install_cpu_support()`` replaces exactly these entry points, and only when ``torch.cuda.is_available()``
@@ -206,9 +207,10 @@ def _ddp_without_device_ids(module, *args, **kwargs):
 
 @contextlib.contextmanager
 def _cpu_view(module, model):
-    """While mmdet3d's train function runs: ``model.cuda(...)`` returns the model (on this instance only),
+    """While a train function of ``module`` runs: ``model.cuda(...)`` returns the model (on this instance only),
     and the train module sees a CPU DDP and a ``torch.cuda.current_device()`` that does not need a GPU."""
-    saved = {name: module.__dict__.get(name) for name in ('torch', 'MMDistributedDataParallel')}
+    names = ('torch', 'MMDistributedDataParallel')
+    saved = {name: module.__dict__[name] for name in names if name in module.__dict__}
     module.torch = _TorchWithoutDevice()
     module.MMDistributedDataParallel = _ddp_without_device_ids
     model.cuda = lambda *args, **kwargs: model
@@ -216,30 +218,58 @@ def _cpu_view(module, model):
         yield
     finally:
         del model.cuda
-        for name, value in saved.items():
-            setattr(module, name, value)
+        for name in names:
+            if name in saved:
+                setattr(module, name, saved[name])
+            else:
+                delattr(module, name)
+
+
+# (module, train functions it defines or imports): the train functions that put the model on the GPU
+# themselves (``model.cuda()``, ``MMDistributedDataParallel(..., device_ids=[torch.cuda.current_device()])``):
+# mmdet3d 0.17.x..1.0.0rcN's own, and mmdet < 2.21's / mmseg's (EchoFusion's mmdet 2.19 and mmseg 0.20, which
+# mmdet3d 0.17.3's ``train_model`` calls). mmdet >= 2.21 builds its wrappers through ``build_dp``/``build_ddp``
+# (patched at distributed init instead).
+TRAIN_FUNCTIONS = (
+    ('mmdet3d.apis.train', ('train_detector', 'train_segmentor')),
+    ('mmdet.apis.train', ('train_detector',)),
+    ('mmseg.apis.train', ('train_segmentor',)),
+)
+
+
+def _puts_model_on_gpu(function):
+    """True for a train function whose own module wraps the model without ``build_dp``/``build_ddp``."""
+    module = sys.modules.get(getattr(function, '__module__', None) or '')
+    return module is not None and not hasattr(module, 'build_ddp')
 
 
 def install_mmdet3d_cpu_support():
-    """Make mmdet3d's ``train_detector``/``train_segmentor`` (what ``train_model`` calls) run on a machine
-    without CUDA; called when mmdet3d's ``apis.train`` is already imported (scripts import it before the
-    config's ``custom_imports``). Returns True if installed. GPU machines never get here."""
-    module = sys.modules.get('mmdet3d.apis.train')
-    if module is None or getattr(module, '_kradar_cpu', False):
-        return module is not None
+    """Make the train functions of :data:`TRAIN_FUNCTIONS` that are already imported (scripts import them
+    before the config's ``custom_imports``) run on a machine without CUDA: while one runs, its own module
+    sees a CPU DDP and a ``torch.cuda.current_device()`` that needs no GPU, and ``model.cuda()`` returns the
+    model. Returns True if any train module is loaded. GPU machines never get here."""
+    loaded = False
+    for module_name, names in TRAIN_FUNCTIONS:
+        module = sys.modules.get(module_name)
+        if module is None:
+            continue
+        loaded = True
+        for name in names:
+            function = getattr(module, name, None)
+            if function is None or getattr(function, '_kradar_patched', False) or not _puts_model_on_gpu(function):
+                continue
+            _replace_everywhere(module_name, name, _train_on_cpu)
+    return loaded
 
-    def make(original):
-        @functools.wraps(original)
-        def train_on_cpu(model, *args, **kwargs):
-            with _cpu_view(module, model):
-                return original(model, *args, **kwargs)
-        return train_on_cpu
 
-    for name in ('train_detector', 'train_segmentor'):
-        if hasattr(module, name):
-            _replace_everywhere('mmdet3d.apis.train', name, make)
-    module._kradar_cpu = True
-    return True
+def _train_on_cpu(original):
+    home = sys.modules[original.__module__]
+
+    @functools.wraps(original)
+    def train_on_cpu(model, *args, **kwargs):
+        with _cpu_view(home, model):
+            return original(model, *args, **kwargs)
+    return train_on_cpu
 
 
 # --------------------------------------------------------------------------------------- install
