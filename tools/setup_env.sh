@@ -91,6 +91,8 @@ if [ "$kind" = echofusion ]; then
   $pip install -q --no-deps -r <(grep -E '^[^#].*--no-deps|^#' requirements/echofusion-mmdet3d-runtime.txt | sed 's/ *--no-deps//' | grep -v '^#' || true)
   $pip install -q -r <(grep -vE -- '--no-deps' requirements/echofusion-mmdet3d-runtime.txt) -r requirements/echofusion-stack.txt
   $pip install -q --no-deps -e .
+  # the blog's two drifted packages, for tests/doctor/test_drift_in_environment.py (never installed here)
+  $pip download -q --no-deps -d "$venv/drift-wheels" yapf==0.43.0 numpy==1.20.3
   "$venv/bin/python" - <<'PY'
 import sys, numpy, torch, torchvision, mmcv, mmcv._ext, mmdet, mmseg, mmdet3d, numba, yapf
 from mmdet3d.apis import train_model  # noqa: F401  (mmdet3d's whole import chain, its 11 extensions included)

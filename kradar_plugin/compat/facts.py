@@ -493,7 +493,9 @@ def yapf_findings(yapf, versions):
                                         "pip install 'mmengine>=0.8.5' (or 'yapf==0.40.1')"))
             else:
                 findings.append(Finding('FAIL', "yapf %s with %s %s: Config.pretty_text/cfg.dump() raises "
-                                                "\"FormatCode() got an unexpected keyword argument 'verify'\""
+                                                "\"FormatCode() got an unexpected keyword argument 'verify'\" "
+                                                "(in a script that has not imported kradar_plugin, which drops "
+                                                "the argument with a warning)"
                                         % (yapf, dist, versions[dist]),
                                         "pip install 'yapf==0.40.1'"))
     return findings[:1]

@@ -51,7 +51,8 @@ def read_checkpoint(filename, map_location='cpu', logger=None, rank_tag=''):
     except ImportError:  # no mmcv: a local file through torch
         _load_checkpoint = None
     local = osp.expanduser(str(filename))
-    if _load_checkpoint is None and not osp.isfile(local):
+    # a local path that is not there: FileNotFoundError on every mmcv (mmcv 1.4 raises a bare IOError)
+    if (_load_checkpoint is None or '://' not in str(filename)) and not osp.isfile(local):
         raise FileNotFoundError('checkpoint {} can not be found'.format(filename))
     try:
         if _load_checkpoint is not None:

@@ -315,8 +315,17 @@ def _replace_everywhere(module_name, attr, make_replacement):
             continue
 
 
+def _seed_on_cpu(original):
+    """mmdet's ``init_random_seed(seed=None, device='cuda')`` broadcasts the seed in a tensor on ``device``;
+    mmdet <= 2.24's train.py (EchoFusion's mmdet 2.19) passes no device: on the CPU the tensor stays there."""
+    @functools.wraps(original)
+    def init_random_seed(seed=None, device='cuda'):
+        return original(seed, 'cpu' if str(device).startswith('cuda') else device)
+    return init_random_seed
+
+
 def install_distributed_cpu_patches():
-    """mmdet ``build_ddp`` -> CPU DDP; ``collect_results_cpu`` without tmpdir and ``collect_results_gpu``
+    """mmdet ``build_ddp`` -> CPU DDP; ``init_random_seed`` -> seed broadcast on the CPU; ``collect_results_cpu`` without tmpdir and ``collect_results_gpu``
     -> a gloo-broadcast temporary directory. Every loaded module that bound these names (mmdet's own
     modules, a train/test script's ``__main__``) gets the replacement; the frameworks look the names up at
     call time, so code that imported them before the distributed run started is covered."""
@@ -332,6 +341,8 @@ def install_distributed_cpu_patches():
         return build_ddp
 
     _replace_everywhere('mmdet.utils.util_distribution', 'build_ddp', make_build_ddp)
+    for name in ('mmdet.apis.train', 'mmdet3d.apis.train'):
+        _replace_everywhere(name, 'init_random_seed', _seed_on_cpu)
     install_mmdet3d_cpu_support()
     for name in ('mmcv.engine.test', 'mmdet.apis.test'):
         _replace_everywhere(name, 'collect_results_cpu', _wrap_collect_cpu)

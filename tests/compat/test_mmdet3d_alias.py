@@ -53,7 +53,8 @@ def test_drop_in_paths_yield_the_guarded_function():
             print('missing name:', exc)
     ''')
     assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.splitlines()
+    # torch < 1.11's cpp_extension (imported by mmcv 1.4) prints this on a CPU machine with a CUDA toolkit
+    lines = [line for line in proc.stdout.splitlines() if not line.startswith('No CUDA runtime is found')]
     assert lines[0] == '0.2 0.25'
     assert lines[1] == 'real modules executed: 0'
     assert 'served by kradar_plugin' in lines[2]

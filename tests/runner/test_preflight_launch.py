@@ -9,6 +9,14 @@ from .launch_utils import CONFIGS, dist_train, torchrun_script
 from .test_eval_only_launch import MMDET_TRAIN
 
 
+def mmdet_start_method():
+    """The DataLoader workers' start method under mmdet's own tools/train.py: mmdet >= 2.20 sets the config's
+    mp_start_method (default fork) before init_dist; mmdet 2.19 (EchoFusion's) sets none, and mmcv's
+    init_dist then chooses spawn."""
+    import mmdet.utils
+    return 'fork' if hasattr(mmdet.utils, 'setup_multi_processes') else 'spawn'
+
+
 def fail_lines(output):
     return [l.strip() for l in output.splitlines() if l.strip().startswith('FAIL ')]
 
@@ -40,29 +48,31 @@ def test_lambda_with_spawn_workers_stops_every_rank(tmp_path):
 
 
 def test_healthy_workers_pass_and_the_evaluation_runs(tmp_path):
-    """mmdet's train.py sets the config's mp_start_method (default fork) before init_dist."""
+    """mmdet's train.py: workers started with :func:`mmdet_start_method`."""
+    method = mmdet_start_method()
     job = torchrun_script(MMDET_TRAIN, tmp_path / 'ok', 2, config=osp.join(CONFIGS, 'toy_pipeline.py'),
                           env={'KRADAR_EVAL_ONLY': '1'})
     assert job.returncode == 0, job.describe()
     assert 'kradar_plugin preflight (2 rank(s))' in job.output and 'kradar_plugin preflight: OK' in job.output
     for name in ('train', 'val'):
-        assert '%s: a worker (start method fork) loaded and collated a sample without touching CUDA' % name \
+        assert '%s: a worker (start method %s) loaded and collated a sample without touching CUDA' % (name, method) \
             in job.output, job.describe()
-    assert 'val: 1 worker(s), start method fork: dataset, collate_fn and worker_init_fn pickle' in job.output
+    assert 'val: 1 worker(s), start method %s: dataset, collate_fn and worker_init_fn pickle' % method in job.output
     (val,) = job.val_records()
     assert val['toy/num_samples'] == 9
 
 
 def test_cuda_in_fork_workers_stops_every_rank(tmp_path):
-    """A transform that moves data to CUDA in the workers (mmdet's train.py: fork, the config's
-    mp_start_method). Without a GPU the worker's attempt fails and is what the preflight reports."""
+    """A transform that moves data to CUDA in the workers (started as :func:`mmdet_start_method`). Without a
+    GPU the worker's attempt fails and is what the preflight reports."""
+    method = mmdet_start_method()
     job = torchrun_script(MMDET_TRAIN, tmp_path / 'cuda', 2, config=osp.join(CONFIGS, 'toy_pitfalls_workers.py'),
                           env={'KRADAR_EVAL_ONLY': '1'})
     assert job.returncode != 0, job.describe()
     for rank in (0, 1):
         assert '[rank %d/2] kradar_plugin preflight: 2 check(s) FAILED' % rank in job.output, job.describe()
     fails = [l for l in fail_lines(job.output) if l.startswith('FAIL  worker-cuda')]
-    assert fails and all('start method fork' in l and 'fixture_pitfalls.py' in l and '.cuda()' in l
+    assert fails and all('start method %s' % method in l and 'fixture_pitfalls.py' in l and '.cuda()' in l
                          for l in fails), fails
     assert job.val_records() == []
 

@@ -1,5 +1,6 @@
 # A small PointPillars branch of mmdet3d's MVXFasterRCNN on radar points (x, y, z, power); it outputs
-# [{'pts_bbox': {'boxes_3d', 'scores_3d', 'labels_3d'}}] per sample, like EchoFusion's detectors.
+# [{'pts_bbox': {'boxes_3d', 'scores_3d', 'labels_3d'}}] per sample, like EchoFusion's detectors. Its head
+# keeps the max_num best boxes without NMS, as EchoFusion's (mmdet3d's NMS is CUDA-only in 0.17.x).
 voxel_size = [0.4, 0.4, 8.0]
 model = dict(
     type='MVXFasterRCNN',
@@ -31,7 +32,7 @@ model = dict(
         upsample_strides=[1, 2],
         out_channels=[16, 16]),
     pts_bbox_head=dict(
-        type='Anchor3DHead',
+        type='NMSFreeAnchor3DHead',  # the project's: no NMS at inference (EchoFusion's head is NMS-free)
         num_classes=1,
         in_channels=32,
         feat_channels=32,
@@ -59,12 +60,4 @@ model = dict(
             allowed_border=0,
             pos_weight=-1,
             debug=False)),
-    test_cfg=dict(
-        pts=dict(
-            use_rotate_nms=True,
-            nms_across_levels=False,
-            nms_thr=0.01,
-            score_thr=0.05,
-            min_bbox_size=0,
-            nms_pre=200,
-            max_num=30)))
+    test_cfg=dict(pts=dict(score_thr=0.05, max_num=30)))  # NMSFreeAnchor3DHead: the 30 best above 0.05

@@ -1,0 +1,3 @@
+from .nms_free_head import NMSFreeAnchor3DHead
+
+__all__ = ['NMSFreeAnchor3DHead']
