@@ -59,6 +59,35 @@ test-light: env-light
 ## epochs by mmdet3d's own tools/train.py with 2 gloo processes (cached in work_dirs/demo_mm2_train), then an
 ## eval-only launch of that checkpoint (--cfg-options runner_type=EvalOnlyRunner), then kradar-eval prints
 ## legacy/revised/fixed side by side on the predictions that run saved.
+## EchoFusion's own stack (.venv-echofusion: CPython 3.7.16, torch 1.10.0, mmcv-full 1.4.0, mmdet 2.19.0, mmseg
+## 0.20.0, mmdet3d 0.17.3 with CPU-built ops, numba 0.48.0, numpy 1.19.5, yapf 0.40.1); test-echofusion (part of
+## `make test`) runs the whole suite there. demo-echofusion: the main demo launched the way EchoFusion users
+## launch (the project's tools/dist_train.sh = mmdet3d 0.17.3's: python -m torch.distributed.launch, its
+## unmodified tools/train.py), eval-only through KRADAR_EVAL_ONLY=1, then kradar-eval on the saved predictions.
+.PHONY: env-echofusion test-echofusion demo-echofusion
+VENV_EF ?= .venv-echofusion
+EF_CKPT  = work_dirs/demo_ef_train/latest.pth
+
+env-echofusion:
+	@tools/setup_env.sh echofusion $(VENV_EF)
+
+test-echofusion: env-echofusion
+	$(VENV_EF)/bin/python -m pytest $(PYTEST_FLAGS) tests
+
+demo-echofusion: env-echofusion
+	@$(VENV_EF)/bin/python tools/create_demo_data.py --out $(PROJECT)/data/kradar --frames 100 --train-frames 400
+	@rm -rf $(PROJECT)/tools && cp -r $$($(VENV_EF)/bin/python -c 'import mmdet3d, os; print(os.path.join(os.path.dirname(mmdet3d.__file__), ".mim", "tools"))') $(PROJECT)/tools
+	@if [ "$(DEMO_TRAIN)" = 1 ] && [ ! -f $(PROJECT)/$(EF_CKPT) ]; then \
+		echo "[demo-echofusion] training the demo checkpoint once (6 epochs of 400 frames, 2 processes)"; \
+		cd $(PROJECT) && mkdir -p work_dirs && PATH=$(CURDIR)/$(VENV_EF)/bin:$$PATH PORT=$$(shuf -i 20000-40000 -n 1) \
+			bash tools/dist_train.sh $(PROJECT_CFG) $(GPUS) --work-dir work_dirs/demo_ef_train --no-validate \
+			> work_dirs/demo_ef_train.log 2>&1 || { tail -40 work_dirs/demo_ef_train.log; exit 1; }; fi
+	@cd $(PROJECT) && rm -rf work_dirs/demo_ef && PATH=$(CURDIR)/$(VENV_EF)/bin:$$PATH PORT=$$(shuf -i 20000-40000 -n 1) \
+		KRADAR_EVAL_ONLY=1 bash tools/dist_train.sh $(PROJECT_CFG) $(GPUS) --work-dir work_dirs/demo_ef \
+		$$( [ "$(DEMO_TRAIN)" = 1 ] && echo --cfg-options load_from=$(EF_CKPT) )
+	@cd $(PROJECT) && $(CURDIR)/$(VENV_EF)/bin/kradar-eval --infos data/kradar/kradar_infos_val.pkl \
+		--results work_dirs/demo_ef/eval_results/results_epoch_0.pkl --classes Sedan --protocol all
+
 .PHONY: env-mm2 test-mm2 demo-mm2
 VENV_MM2  ?= .venv-mm2
 MM2_DATA   = data/kradar_mm2
@@ -97,4 +126,4 @@ doctor: env
 	$(VENV)/bin/kradar-doctor
 
 clean:
-	rm -rf $(VENV) $(LIGHT) work_dirs data/demo $(PROJECT)/work_dirs $(PROJECT)/data
+	rm -rf $(VENV) $(LIGHT) work_dirs data/demo $(PROJECT)/work_dirs $(PROJECT)/data $(PROJECT)/tools

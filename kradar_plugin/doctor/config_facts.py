@@ -57,7 +57,16 @@ def load_config(path):
         raise ValueError('--config: no such file %r' % (path,))
     mmcv = sys.modules.get('mmcv')
     if mmcv is not None and hasattr(mmcv, 'Config'):
-        return mmcv.Config.fromfile(path)._cfg_dict.to_dict()
+        try:
+            return mmcv.Config.fromfile(path)._cfg_dict.to_dict()
+        except Exception as exc:  # noqa: BLE001 - the run would stop here too: say so, do not crash
+            hint = ''
+            if 'pickle module' in str(exc):  # "can't pickle module objects" (py3.7) / "cannot pickle 'module'"
+                hint = ('; this mmcv keeps the modules a config imports (e.g. `import datetime`) in the config '
+                        'and cannot copy them when the config has _base_ files: drop the import (a '
+                        'dist_params timeout can be given in seconds with kradar_plugin)')
+            raise ValueError('--config: mmcv {} cannot load {} ({}: {}){}'.format(
+                getattr(mmcv, '__version__', '?'), path, type(exc).__name__, exc, hint))
     return load_plain(path)
 
 

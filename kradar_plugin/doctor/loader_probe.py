@@ -132,11 +132,19 @@ def build_loaders(cfg, world_size):
         val_loader = builder(val, samples_per_gpu=val_per_gpu, workers_per_gpu=cfg.data.workers_per_gpu, dist=True,
                              shuffle=False)
     else:
-        from mmdet.utils import compat_cfg
-        cfg = compat_cfg(cfg)
+        try:
+            from mmdet.utils import compat_cfg  # mmdet >= 2.24: per-loader settings in data.*_dataloader
+        except ImportError:  # mmdet < 2.24 (EchoFusion's 2.19): data.samples_per_gpu / workers_per_gpu
+            compat_cfg = None
         builder = getattr(module, 'build_dataloader')
         train_args = dict(samples_per_gpu=2, workers_per_gpu=2, num_gpus=world_size, dist=True, seed=seed,
                           runner_type=runner_type, persistent_workers=False)
+        if compat_cfg is not None:
+            cfg = compat_cfg(cfg)
+        else:
+            train_args.update(samples_per_gpu=cfg.data.samples_per_gpu, workers_per_gpu=cfg.data.workers_per_gpu,
+                              persistent_workers=cfg.data.get('persistent_workers', False))
+            cfg.data.setdefault('val_dataloader', dict(workers_per_gpu=cfg.data.workers_per_gpu))
         train_args.update(cfg.data.get('train_dataloader', {}))
         train_loader = builder(train, **train_args)
         val_args = dict(samples_per_gpu=1, workers_per_gpu=2, dist=True, shuffle=False, persistent_workers=False)

@@ -12,7 +12,7 @@ FAIL yapf: yapf >= 0.40.2 with mmcv < 1.7.2 -> "FormatCode() got an unexpected k
 Not failures:
 - mmdet3d 0.17.3's requirements pin numpy<1.20 (and numba==0.48.0): the violated pin IS the numba/numpy FAIL
   above, so it is named in that finding's fix rather than reported twice.
-- mmcv ranges: mmdet 2.19 asserts mmcv-full 1.3.17..1.5.0; mmdet3d 0.17.3 asserts mmcv 1.3.8..1.5.0, mmdet
+- mmcv ranges: mmdet 2.19 asserts mmcv-full 1.3.8..1.5.0; mmdet3d 0.17.3 asserts mmcv 1.3.8..1.5.0, mmdet
   2.14.0..3.0.0, mmseg 0.14.1..1.0.0 -> 1.4.0, 2.19.0, 0.20.0 all pass (section 3 tables, asserts use <=).
 - numba 0.48 supports Python 3.6-3.8 (compat matrix) -> 3.7.16 is fine; numpy == numpy-base.
 - No driver/GPU facts were given (and none on the test machine is used): driver/GPU checks are skipped.

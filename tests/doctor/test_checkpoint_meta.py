@@ -95,8 +95,10 @@ def test_box_convention_from_a_checkpoint():
 
 
 def test_checkpoint_on_the_command_line(capsys, tmp_path):
-    # A consistent planned stack (numba 0.60 takes numpy 1.23.5 on Python 3.11), so only the checkpoint warns.
-    rc = main(['--assume', 'mmdet3d=1.0.0rc6,numpy=1.23.5,numba=0.60.0,python=3.11.7', '--checkpoint', MMDET3D_0173,
+    # A consistent planned stack (numba 0.60 takes numpy 1.23.5 on Python 3.11; mmdet3d rc6 with mmcv-full 1.7.0,
+    # mmdet 2.28.2, mmseg 0.30.0, whatever this machine has), so only the checkpoint warns.
+    rc = main(['--assume', 'mmdet3d=1.0.0rc6,numpy=1.23.5,numba=0.60.0,python=3.11.7,mmcv-full=1.7.0,'
+               'mmdet=2.28.2,mmseg=0.30.0,torch=2.0.1,yapf=0.40.1', '--checkpoint', MMDET3D_0173,
                '--quick', '--only', 'WARN'])
     out = capsys.readouterr().out
     assert rc == 0 and out.startswith('WARN  box-convention  checkpoint trained with mmdet3d 0.17.3')

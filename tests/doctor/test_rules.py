@@ -54,7 +54,8 @@ def test_mmcv_2_is_the_full_build():
 
 @pytest.mark.parametrize('assume, failing, also', [
     ('mmcv-full=1.6.0,mmdet3d=0.17.3,mmdet=2.24.0,mmseg=0.20.0', 'mmdet3d', []),   # 1.6.0 > 1.5.0
-    ('mmcv-full=1.3.16,mmdet=2.19.0', 'mmdet', []),                                # 1.3.16 < 1.3.17
+    ('mmcv-full=1.3.16,mmdet=2.20.0', 'mmdet', []),                                # 1.3.16 < 1.3.17
+    ('mmcv-full=1.3.7,mmdet=2.19.0', 'mmdet', []),                                 # 1.3.7 < 1.3.8
     # mmseg 1.1.0 > 1.0.0; and mmseg 1.x is the mmengine generation next to 1.x packages.
     ('mmcv-full=1.5.0,mmdet3d=0.17.3,mmdet=2.19.0,mmseg=1.1.0', 'mmdet3d', ['openmmlab-mix']),
 ])
