@@ -92,6 +92,8 @@ def echofusion():
         _install_rotate_iou(mp)
         module = types.ModuleType('echofusion_evaluate_kradar')
         module.__file__ = origin
+        # registered as a real import would: numba < 0.49 looks a jitted function's module up in sys.modules
+        mp.setitem(sys.modules, module.__name__, module)
         exec(compile(source, origin, 'exec'), module.__dict__)
         yield module
     finally:
@@ -277,6 +279,7 @@ import numpy as np
 def load(name, path):
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod   # as an import would (numba < 0.49 looks jitted functions' modules up there)
     spec.loader.exec_module(mod)
     return mod
 

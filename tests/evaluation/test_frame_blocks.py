@@ -93,7 +93,8 @@ def njit(*args, **kwargs):
         if fn.__name__ != 'blocks':
             return real(*args, **kwargs)(fn)
         def broken(*a):
-            raise numba.core.errors.TypingError('injected: no block kernel today')
+            errors = numba.core.errors if hasattr(numba, 'core') else numba.errors  # numba < 0.49: numba.errors
+            raise errors.TypingError('injected: no block kernel today')
         return broken
     return wrap
 numba.njit = njit

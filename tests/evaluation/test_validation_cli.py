@@ -86,7 +86,10 @@ print(json.dumps({{'metrics': out, 'warnings': mine, 'mode': list(_jit.mode())}}
 
 _INJECT_COMPILE_FAILURE = """
 import numba
-from numba.core.errors import TypingError
+try:
+    from numba.core.errors import TypingError
+except ImportError:  # numba < 0.49 (EchoFusion's 0.48)
+    from numba.errors import TypingError
 real_njit = numba.njit
 class Uncompilable(object):
     def __init__(self, fn):
