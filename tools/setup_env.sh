@@ -132,6 +132,8 @@ $pip install -q "$(grep -E '^mmdet' requirements/mmcv.txt)"
 $pip install -q --no-deps --no-build-isolation -r requirements/mmdet3d.txt
 $pip install -q -r requirements/mmdet3d-runtime.txt -r requirements/stack.txt
 $pip install -q --no-deps --no-build-isolation -e .
+# the blog's yapf drift, for tests/doctor/test_drift_in_environment.py (never installed here)
+$pip download -q --no-deps -d "$venv/drift-wheels" yapf==0.43.0
 "$venv/bin/python" - <<'PY'
 import numpy, torch, torchvision, mmcv, mmcv._ext, mmdet, mmdet3d, numba
 from mmdet3d.apis import train_model  # noqa: F401  (mmdet3d's whole import chain, mmseg included)
