@@ -22,7 +22,7 @@ cd "$root"
 case "$kind" in
   full)  venv=${2:-.venv};       reqs="requirements/stack.txt requirements/mmcv.txt requirements/mmdet3d.txt requirements/mmdet3d-runtime.txt requirements/tests.txt requirements/runtime.txt setup.py" ;;
   light) venv=${2:-.venv-light}; reqs="requirements/light.txt requirements/tests.txt requirements/runtime.txt setup.py" ;;
-  echofusion) venv=${2:-.venv-echofusion}; reqs="requirements/echofusion-stack.txt requirements/echofusion-mmcv.txt requirements/echofusion-mmdet3d-runtime.txt requirements/tests.txt requirements/runtime.txt tools/build_mmdet3d_cpu.py setup.py" ;;
+  echofusion) venv=${2:-.venv-echofusion}; reqs="requirements/echofusion-stack.txt requirements/echofusion-mmcv.txt requirements/echofusion-mmdet3d.txt requirements/echofusion-mmdet3d-runtime.txt tools/mmdet3d_cpu/include/* requirements/tests.txt requirements/runtime.txt tools/build_mmdet3d_cpu.py setup.py" ;;
   mm2)   venv=${2:-.venv-mm2};   reqs="requirements/mm2-stack.txt requirements/mm2-mmcv.txt requirements/mm2-mmdet3d.txt requirements/mm2-runtime.txt requirements/tests.txt requirements/runtime.txt setup.py" ;;
   *) echo "usage: $0 full|light|mm2|echofusion [VENV]" >&2; exit 2 ;;
 esac
@@ -88,8 +88,8 @@ if [ "$kind" = echofusion ]; then
     fi
     $pip install -q --no-deps --force-reinstall "$whl"
   fi
-  $pip install -q --no-deps -r <(grep -E '^[^#].*--no-deps|^#' requirements/echofusion-mmdet3d-runtime.txt | sed 's/ *--no-deps//' | grep -v '^#' || true)
-  $pip install -q -r <(grep -vE -- '--no-deps' requirements/echofusion-mmdet3d-runtime.txt) -r requirements/echofusion-stack.txt
+  $pip install -q --no-deps -r requirements/echofusion-mmdet3d.txt
+  $pip install -q -r requirements/echofusion-mmdet3d-runtime.txt -r requirements/echofusion-stack.txt
   $pip install -q --no-deps -e .
   # the blog's two drifted packages, for tests/doctor/test_drift_in_environment.py (never installed here)
   $pip download -q --no-deps -d "$venv/drift-wheels" yapf==0.43.0 numpy==1.20.3
