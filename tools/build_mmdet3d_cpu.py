@@ -244,8 +244,8 @@ def main(argv=None):
         with tarfile.open(sdist) as tar:
             tar.extractall(work)
         tree = osp.join(work, 'mmdet3d-{}'.format(VERSION))
-        released = {osp.relpath(p, tree): sha256(p)
-                    for p in glob.glob(osp.join(tree, 'mmdet3d', '**', '*.py'), recursive=True)}
+        released = {osp.relpath(osp.join(d, n), tree): sha256(osp.join(d, n))  # .mim's tools and configs too
+                    for d, _, names in os.walk(osp.join(tree, 'mmdet3d')) for n in names if n.endswith('.py')}
         placeholders, report = {}, {}
         for ext, package, sources, includes, _ in EXTENSIONS:
             why = unbuildable(tree, package, includes)
