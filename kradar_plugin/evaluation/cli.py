@@ -9,7 +9,7 @@ import json
 import os
 import sys
 
-from .protocols import PROTOCOL_NAMES
+from .protocols import BENCHMARKS, PROTOCOL_NAMES
 
 
 def _parser():
@@ -23,7 +23,8 @@ def _parser():
     p.add_argument('--dt-annos', help='pickle: list of per-frame detection dicts (same layout + score)')
     p.add_argument('--infos', help='EchoFusion info pickle (e.g. kradar_infos_val.pkl)')
     p.add_argument('--results', help='pickle of per-frame model results (as saved by KRadarDataset.evaluate)')
-    p.add_argument('--classes', nargs='+', default=['Sedan'], help='classes to evaluate (default: Sedan)')
+    p.add_argument('--classes', nargs='+', default=None,
+                   help="classes to evaluate (default: Sedan; the benchmark's with --benchmark)")
     p.add_argument('--protocol', default='legacy', choices=list(PROTOCOL_NAMES) + ['all'])
     p.add_argument('--eval-types', nargs='+', default=['bbox', 'bev', '3d'], choices=['bbox', 'bev', '3d'])
     p.add_argument('--iou-mode', default='all', choices=['all', 'easy', 'mod', 'hard'],
@@ -44,30 +45,105 @@ def _parser():
                                       'PNG per class and protocol, here')
     p.add_argument('--no-progress', action='store_true',
                    help='no progress bar (shown on stderr for sets over 5,000 frames)')
+    g = p.add_argument_group('K-Radar paper tables')
+    g.add_argument('--benchmark', choices=sorted(BENCHMARKS),
+                   help="K-Radar's benchmark: v1 (ROI x 0-72, y +-6.4, z -2-6 m; Sedan) or v2 (x 0-72, y +-16, "
+                        "z -2-7.6 m; Sedan and Bus or Truck); sets the region and, unless --classes is given, "
+                        "the classes")
+    g.add_argument('--conditions', help="per-frame conditions: a JSON list of {road_type, capture_time, climate"
+                                        "[, sequence]} in the frames' order, or an info pickle (with --infos "
+                                        "they come from the infos)")
+    g.add_argument('--score-threshold', type=float, help='keep detections with score > T (K-Radar: 0.3, 0.5, 0.7)')
+    g.add_argument('--table', choices=['markdown', 'latex', 'csv'],
+                   help="print K-Radar's paper table (Total and the seven weathers; AP3D and APBEV; #GT)")
+    g.add_argument('--bootstrap', type=int, default=0, metavar='N',
+                   help='N bootstrap replicates resampling whole sequences: adds ci95 per group')
+    g.add_argument('--seed', type=int, default=0, help='bootstrap seed (same seed, same intervals)')
+    g.add_argument('--compare-dt-annos', help='a second model (B) on the same frames: adds delta = B - A')
+    g.add_argument('--compare-results', help='--infos mode: a second model\'s results (B): adds delta = B - A')
+    p.add_argument('--trust-pickle', action='store_true',
+                   help='read pickles with the plain unpickler (by default only numpy arrays/scalars, builtin '
+                        'containers, strings and numbers are admitted: loading a pickle can run code)')
     return p
 
 
+def _grouped_mode(args):
+    return bool(args.conditions or args.table or args.bootstrap or args.compare_dt_annos or args.compare_results
+                or args.score_threshold is not None)
+
+
 def _evaluations(args):
+    """(Evaluations, grouped results {protocol: groups} or None) as the arguments ask."""
     from .kradar_eval import evaluate_protocols, fields_read, warm_up
     from .loading import read_checked
     from .progress import make_bar
     overrides = {}
     if args.distance_edges is not None:
         overrides['distance_edges'] = tuple(args.distance_edges)
+    if args.benchmark:
+        overrides['pcd_limit_range'] = BENCHMARKS[args.benchmark]['pcd_limit_range']
+    if args.classes is None:
+        args.classes = list(BENCHMARKS[args.benchmark]['classes']) if args.benchmark else ['Sedan']
     names = list(PROTOCOL_NAMES) if args.protocol == 'all' else [args.protocol]
     annos_mode = args.gt_annos or args.dt_annos
     infos_mode = args.infos or args.results
     if bool(annos_mode) == bool(infos_mode) or (annos_mode and not (args.gt_annos and args.dt_annos)) or (
             infos_mode and not (args.infos and args.results)):
         raise ValueError('give either --gt-annos and --dt-annos, or --infos and --results')
-    if annos_mode:
-        fields = fields_read(names, args.iou_mode, args.eval_types, **overrides)
-        gt, dt = read_checked(args.gt_annos, args.dt_annos, fields, meanwhile=lambda: warm_up(
-            names, args.iou_mode, args.eval_types, **overrides))
-        bar = make_bar(len(gt), not args.no_progress)
-        return evaluate_protocols(gt, dt, args.classes, names, args.iou_mode, args.eval_types, progress=bar,
-                                  **overrides)
-    return _evaluate_results(args, names, overrides, make_bar)
+    if args.compare_results and not infos_mode or args.compare_dt_annos and not annos_mode:
+        raise ValueError('--compare-dt-annos goes with --gt-annos/--dt-annos, --compare-results with '
+                         '--infos/--results')
+    if args.bootstrap < 0:
+        raise ValueError('--bootstrap must be >= 0, got {}'.format(args.bootstrap))
+    if not annos_mode:
+        return _evaluate_results(args, names, overrides, make_bar)
+    fields = fields_read(names, args.iou_mode, args.eval_types, **overrides)
+    gt, dt = read_checked(args.gt_annos, args.dt_annos, fields, meanwhile=lambda: warm_up(
+        names, args.iou_mode, args.eval_types, **overrides), trusted=args.trust_pickle)
+    if args.benchmark:
+        gt, dt = [_in_region(side, overrides['pcd_limit_range']) for side in (gt, dt)]
+    bar = make_bar(len(gt), not args.no_progress)
+    evaluations = evaluate_protocols(gt, dt, args.classes, names, args.iou_mode, args.eval_types, progress=bar,
+                                     frame_rule=True, score_threshold=args.score_threshold, **overrides)
+    if not _grouped_mode(args):
+        return evaluations, None
+    from . import conditions as cond
+    conditions = cond.load(args.conditions, len(gt), trusted=args.trust_pickle) if args.conditions else None
+    other = None
+    if args.compare_dt_annos:
+        other = read_checked(args.gt_annos, args.compare_dt_annos, fields, trusted=args.trust_pickle)[1]
+        if args.benchmark:
+            other = _in_region(other, overrides['pcd_limit_range'])
+    return evaluations, _grouped(args, names, [(gt, dt, other, conditions)], overrides)
+
+
+def _in_region(side, pcd_limit_range):
+    """The objects of an annotation side whose centre lies in the benchmark's region (K-Radar frame
+    x, y, z = location[2], location[0], location[1])."""
+    from .validation import check_columns
+    import numpy as np
+    loc = side.data['location']
+    xyz = np.stack([loc[:, 2], loc[:, 0], loc[:, 1]], axis=1) if len(loc) else np.zeros((0, 3))
+    lo, hi = np.asarray(pcd_limit_range[:3]), np.asarray(pcd_limit_range[3:])
+    keep = np.all((xyz >= lo) & (xyz <= hi), axis=1)
+    counts = np.add.reduceat(keep.astype(np.int64), side.offsets[:-1]) if len(keep) else np.zeros(
+        len(side.offsets) - 1, dtype=np.int64)
+    counts[np.diff(side.offsets) == 0] = 0
+    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum(counts)
+    data = dict((k, v[keep]) for k, v in side.data.items())
+    return check_columns(side.side, data, offsets, side.fields)
+
+
+def _grouped(args, names, inputs, overrides):
+    """{protocol: groups} for each (gt, dt, compare dt or None, conditions or None) per protocol."""
+    from .grouped import evaluate_grouped
+    out = {}
+    for name, (gt, dt, other, conditions) in zip(names, inputs * len(names) if len(inputs) == 1 else inputs):
+        _, out[name] = evaluate_grouped(gt, dt, args.classes, name, conditions, args.score_threshold,
+                                        args.iou_mode, args.eval_types, args.bootstrap, args.seed, other,
+                                        **overrides)
+    return out
 
 
 def _evaluate_results(args, names, overrides, make_bar):
@@ -76,23 +152,43 @@ def _evaluate_results(args, names, overrides, make_bar):
     from kradar_plugin.datasets.box_convention import resolve_box_convention
     from kradar_plugin.datasets.kradar_columns import Converted, gather_infos, gather_result_frames, info_list
     from .kradar_eval import evaluate_protocols, fields_read, warm_up
-    from .loading import read_pair
+    from .loading import load_pickle, read_pair
     from .protocols import get_protocol
+    from . import conditions as cond
     classes = tuple(args.classes)
     convention = resolve_box_convention(args.box_convention)
     protos = [get_protocol(name, **overrides) for name in names]
-    gt, dt = read_pair((('--infos', args.infos, lambda infos: gather_infos(info_list(infos))),
-                        ('--results', args.results, lambda results: gather_result_frames(list(results), classes))),
-                       meanwhile=lambda: warm_up(protos, args.iou_mode, args.eval_types))
+    grouped = _grouped_mode(args)
+
+    def gather(infos):
+        infos = info_list(infos)
+        rows = cond.from_infos(infos) if grouped and not args.conditions else None
+        return gather_infos(infos), rows
+
+    (gt, rows), dt = read_pair((('--infos', args.infos, gather),
+                                ('--results', args.results, lambda results: gather_result_frames(list(results),
+                                                                                                classes))),
+                               meanwhile=lambda: warm_up(protos, args.iou_mode, args.eval_types),
+                               trusted=args.trust_pickle)
+    if args.conditions:
+        rows = cond.load(args.conditions, gt.n_frames, trusted=args.trust_pickle)
     converted = Converted(gt, dt, classes, convention, args.dt_z_is_bottom)
+    other = None
+    if args.compare_results:
+        other = Converted(gt, gather_result_frames(list(load_pickle(args.compare_results, '--compare-results',
+                                                                    args.trust_pickle)), classes),
+                          classes, convention, args.dt_z_is_bottom)
     fields = fields_read(protos, args.iou_mode, args.eval_types)
-    out = []
+    out, inputs = [], []
     for proto in protos:
-        gt_side, dt_side, _ = converted.sides(proto, fields)
+        gt_side, dt_side, kept = converted.sides(proto, fields)
         bar = make_bar(len(gt_side), not args.no_progress)
         out.extend(evaluate_protocols(gt_side, dt_side, args.classes, [proto], args.iou_mode, args.eval_types,
-                                      progress=bar))
-    return out
+                                      progress=bar, score_threshold=args.score_threshold))
+        if grouped:
+            b_side = other.sides(proto, fields)[1] if other is not None else None
+            inputs.append((gt_side, dt_side, b_side, [rows[i] for i in kept] if rows is not None else None))
+    return out, (_grouped(args, names, inputs, overrides) if grouped else None)
 
 
 def main(argv=None):
@@ -104,7 +200,7 @@ def main(argv=None):
                 import matplotlib  # noqa: F401  (checked before the evaluation runs)
             except ImportError:
                 raise ValueError('--plot-dir needs matplotlib (pip install matplotlib)')
-        evaluations = _evaluations(args)
+        evaluations, grouped = _evaluations(args)
     except ValueError as exc:
         sys.stderr.write('kradar-eval: error: {}\n'.format(exc))
         return 2
@@ -113,25 +209,52 @@ def main(argv=None):
             sys.stdout.write('=== protocol: {} ===\n{}\n'.format(ev.protocol.name, ev.result_str))
     if len(evaluations) > 1 or args.full:
         sys.stdout.write(report.compact_table(evaluations))
+    if grouped is not None and args.table:
+        from .tables import render
+        for ev in evaluations:
+            groups = grouped[ev.protocol.name]
+            sys.stdout.write('=== {} protocol, per condition{} ===\n'.format(
+                ev.protocol.name, '' if args.score_threshold is None else
+                ', detections with score > {:g}'.format(args.score_threshold)))
+            sys.stdout.write(render(groups, args.classes, ev.ious, args.table))
+            if args.compare_dt_annos or args.compare_results:
+                sys.stdout.write(render(groups, args.classes, ev.ious, args.table, delta=True))
     if args.json:
-        if len(evaluations) == 1:
-            payload = {'protocol': evaluations[0].protocol.name, 'metrics': report.json_metrics(evaluations[0])}
-        else:
-            payload = {'protocol': 'all',
-                       'metrics': dict((ev.protocol.name, report.json_metrics(ev)) for ev in evaluations)}
-        directory = os.path.dirname(os.path.abspath(args.json))
-        if not os.path.isdir(directory):
-            os.makedirs(directory)
-        with open(args.json, 'w') as f:
-            json.dump(payload, f, indent=2, sort_keys=True)
-        sys.stdout.write('metrics written to {}\n'.format(args.json))
+        _write_json(args, evaluations, grouped)
     if args.plot_dir:
         paths = []
         for ev in evaluations:
             paths.extend(report.save_pr_curves(ev, args.plot_dir))
             paths.extend(report.save_overviews(ev, args.plot_dir))
+            if grouped is not None:
+                from .plots import save_condition_bars
+                paths.extend(save_condition_bars(grouped[ev.protocol.name], args.classes, ev.protocol.name,
+                                                 ev.ious, args.plot_dir))
         sys.stdout.write('{} precision-recall plots written to {}\n'.format(len(paths), args.plot_dir))
     return 0
+
+
+def _write_json(args, evaluations, grouped):
+    from . import report
+    if len(evaluations) == 1:
+        name = evaluations[0].protocol.name
+        payload = {'protocol': name, 'metrics': report.json_metrics(evaluations[0])}
+        if grouped is not None:
+            payload['groups'] = grouped[name]
+            payload['metrics'] = grouped[name]['total']['metrics']
+    else:
+        payload = {'protocol': 'all',
+                   'metrics': dict((ev.protocol.name, report.json_metrics(ev)) for ev in evaluations)}
+        if grouped is not None:
+            payload['groups'] = grouped
+    if args.score_threshold is not None:
+        payload['score_threshold'] = args.score_threshold
+    directory = os.path.dirname(os.path.abspath(args.json))
+    if not os.path.isdir(directory):
+        os.makedirs(directory)
+    with open(args.json, 'w') as f:
+        json.dump(payload, f, indent=2, sort_keys=True)
+    sys.stdout.write('metrics written to {}\n'.format(args.json))
 
 
 if __name__ == '__main__':  # pragma: no cover

@@ -260,9 +260,14 @@ def evaluate_annos(gt_annos, dt_annos, current_classes, iou_mode='all', eval_typ
 
 
 def evaluate_protocols(gt_annos, dt_annos, current_classes, protocols, iou_mode='all',
-                       eval_types=DEFAULT_EVAL_TYPES, *, progress=None, **protocol_overrides):
+                       eval_types=DEFAULT_EVAL_TYPES, *, progress=None, frame_rule=False, score_threshold=None,
+                       **protocol_overrides):
     """:func:`evaluate_annos` for several protocols (names or Protocols) on the same input, which is
-    checked once and shares its overlaps; returns one Evaluation per protocol, in order."""
+    checked once and shares its overlaps; returns one Evaluation per protocol, in order.
+
+    ``frame_rule``: apply each protocol's rule on frames without GT (dropped with their detections where
+    ``drop_frames_without_gt``), as K-Radar's pipeline does before its evaluator; ``score_threshold``: keep
+    the detections with ``score > T``. Both select from the checked frames without recomputing overlaps."""
     protos = [get_protocol(p, iou_mode=iou_mode, **protocol_overrides) for p in protocols]
     eval_types = check_eval_types(eval_types)
     frames = check_frames(gt_annos, dt_annos, _reads_all(protos, eval_types))
@@ -272,13 +277,33 @@ def evaluate_protocols(gt_annos, dt_annos, current_classes, protocols, iou_mode=
         progress.start(1 + sum(plan[-1] for plan in plans), 'K-Radar {} ({} frames)'.format(
             '/'.join(p.name for p in protos), frames.n_frames))
     prepared = _Prepared(frames)
+    views = _views(prepared, protos, frame_rule, score_threshold)
+    if views:
+        plans = [_plan(proto, views[proto.drop_frames_without_gt].frames, classes, eval_types) for proto in protos]
     if progress is not None:
         progress.update(1)
     try:
-        return [_evaluate(proto, prepared, classes, plan, progress) for proto, plan in zip(protos, plans)]
+        return [_evaluate(proto, views[proto.drop_frames_without_gt] if views else prepared, classes, plan, progress)
+                for proto, plan in zip(protos, plans)]
     finally:
         if progress is not None:
             progress.close()
+
+
+def _views(prepared, protos, frame_rule, score_threshold):
+    """{drops frames without GT: prepared subset} when a frame rule or threshold applies, else None."""
+    from .subset import select
+    n = prepared.frames.n_frames
+    empty = np.diff(prepared.frames.gt_off) == 0
+    dropping = frame_rule and bool(empty.any()) and any(p.drop_frames_without_gt for p in protos)
+    if not dropping and score_threshold is None:
+        return None
+    keep = None if score_threshold is None else prepared.scores > float(score_threshold)
+    views = {}
+    for drop in set(p.drop_frames_without_gt for p in protos):
+        frames = np.flatnonzero(~empty) if (drop and dropping) else np.arange(n)
+        views[drop] = select(prepared, frames, keep)
+    return views
 
 
 def _plan(proto, frames, classes, eval_types):

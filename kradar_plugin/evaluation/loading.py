@@ -18,6 +18,7 @@ import pickle
 import sys
 import traceback
 
+from . import safe_pickle
 from .validation import check_side
 
 ENV_VAR = 'KRADAR_EVAL_LOAD_WORKERS'
@@ -26,9 +27,10 @@ MIN_PARALLEL_BYTES = 4 << 20
 _KEPT = []   # a worker's unpickled frames: the worker exits without spending time freeing them
 
 
-def load_pickle(path, what):
+def load_pickle(path, what, trusted=False):
     """The object pickled in ``path``; ``what`` (e.g. '--gt-annos') names it in the ValueError raised for
-    a missing file, a module missing to unpickle it, or a corrupt pickle. The garbage collector pauses
+    a missing file, a module missing to unpickle it, a class ``safe_pickle`` refuses (unless ``trusted``),
+    or a corrupt pickle. The garbage collector pauses
     while it reads: a pickle of many small arrays would otherwise trigger collections that find nothing."""
     if not os.path.isfile(path):
         raise ValueError('{} {!r}: no such file'.format(what, path))
@@ -36,7 +38,9 @@ def load_pickle(path, what):
     gc.disable()
     try:
         with open(path, 'rb') as f:
-            return pickle.load(f)
+            return safe_pickle.load(f, trusted)
+    except safe_pickle.RefusedPickleError as exc:
+        raise ValueError('{} {!r}: {}'.format(what, path, exc))
     except ImportError as exc:
         raise ValueError('{} {!r} needs a module that is not installed to unpickle ({}); save plain numpy '
                          'arrays instead'.format(what, path, exc))
@@ -47,26 +51,27 @@ def load_pickle(path, what):
             gc.enable()
 
 
-def read_checked(gt_path, dt_path, fields, meanwhile=None):
+def read_checked(gt_path, dt_path, fields, meanwhile=None, trusted=False):
     """(gt, dt) :class:`validation.CheckedSide` of two annotation pickles, checked for the optional
     ``fields`` the evaluation reads (``kradar_eval.fields_read``). ``meanwhile()`` runs in this process
     while workers read; it is not called when the files are read in process."""
     return read_pair((('--gt-annos', gt_path, lambda annos: check_side(annos, 'gt_annos', fields)),
-                      ('--dt-annos', dt_path, lambda annos: check_side(annos, 'dt_annos', fields))), meanwhile)
+                      ('--dt-annos', dt_path, lambda annos: check_side(annos, 'dt_annos', fields))), meanwhile,
+                     trusted)
 
 
-def read_pair(jobs, meanwhile=None):
+def read_pair(jobs, meanwhile=None, trusted=False):
     """``(convert(load_pickle(path, what)) for what, path, convert in jobs)`` for two jobs: each in a forked
     worker (``convert`` runs there and only its result comes back) while ``meanwhile()`` runs here, or both
     in process, one after the other (``meanwhile`` not called); see the module docstring for which."""
     context = _fork_context(*[path for _, path, _ in jobs])
     if context is None:
-        objects = [load_pickle(path, what) for what, path, _ in jobs]
+        objects = [load_pickle(path, what, trusted) for what, path, _ in jobs]
         return tuple(convert(obj) for obj, (_, _, convert) in zip(objects, jobs))
     workers = []
     try:
         for job in jobs:
-            workers.append(_start(context, job))
+            workers.append(_start(context, job, trusted))
         if meanwhile is not None:
             meanwhile()
         return tuple(_result(worker, job) for worker, job in zip(workers, jobs))
@@ -98,21 +103,21 @@ def _fork_context(*paths):
     return multiprocessing.get_context('fork')
 
 
-def _start(context, job):
+def _start(context, job, trusted):
     receive, send = context.Pipe(duplex=False)
-    process = context.Process(target=_worker, args=(send, job), daemon=True,
+    process = context.Process(target=_worker, args=(send, job, trusted), daemon=True,
                               name='kradar-eval-read{}'.format(job[0]))
     process.start()
     send.close()     # this process keeps only the reading end: a worker that dies gives EOFError
     return process, receive
 
 
-def _worker(conn, job):
+def _worker(conn, job, trusted):
     import signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)     # Ctrl-C is the parent's to handle; it ends us
     what, path, convert = job
     try:
-        obj = load_pickle(path, what)
+        obj = load_pickle(path, what, trusted)
         _KEPT.append(obj)
         out = ('ok', convert(obj))
     except ValueError as exc:

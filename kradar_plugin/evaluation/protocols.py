@@ -1,8 +1,9 @@
 """The one table of named K-Radar evaluation protocols.
 
-Every difference between ``legacy`` (EchoFusion / official K-Radar ``eval.py``), ``revised`` (K-Radar
-``eval_revised.py``) and ``fixed`` (our corrected protocol) is a field of :class:`Protocol`; the rest of
-the evaluator reads these fields and never tests a protocol's name.
+Every difference between ``legacy`` (EchoFusion's ``kradar_eval``), ``kradar`` (K-Radar's own
+``utils/kitti_eval/eval.py``), ``revised`` (K-Radar ``eval_revised.py``) and ``fixed`` (our corrected
+protocol) is a field of :class:`Protocol`; the rest of the evaluator reads these fields and never tests a
+protocol's name. ``BENCHMARKS`` holds K-Radar v1.0 / v2.0's region and classes.
 """
 import math
 
@@ -140,11 +141,22 @@ _COMMON = dict(
 PROTOCOLS = {
     'legacy': Protocol(
         name='legacy',
-        description='EchoFusion / K-Radar eval.py: 41 thresholds, 11-point average, bottom-origin height, '
-                    'yaw without -pi/2, KITTI difficulty columns, frames without GT dropped',
+        description="EchoFusion's kradar_eval: 41 thresholds, 11-point average, bottom-origin height, yaw "
+                    "without -pi/2, KITTI difficulty columns, Bus or Truck GT ignored for Sedan, frames without "
+                    "GT dropped",
         threshold_selection='kitti41', interpolation='11of41', z_center=1.0, yaw_offset=0.0,
         difficulty='kitti', drop_frames_without_gt=True, dt_azimuth_filter=False, echofusion_keys=True,
         bbox_2d='always', similar_classes=ECHOFUSION_SIMILAR_CLASSES, **_COMMON),
+    # K-Radar's utils/kitti_eval/eval.py: EchoFusion's rules except the ignored neighbour class: its KITTI
+    # 'Car'/'Van' and 'Pedestrian'/'Person_sitting' rules compare K-Radar's abbreviated names ('sed', ...)
+    # and never fire, so 'Bus or Truck' GT is a plain other class (EchoFusion ignores it for Sedan)
+    'kradar': Protocol(
+        name='kradar',
+        description="K-Radar eval.py: 41 thresholds, 11-point average, bottom-origin height, yaw without "
+                    "-pi/2, KITTI difficulty columns, no ignored neighbour class, frames without GT dropped",
+        threshold_selection='kitti41', interpolation='11of41', z_center=1.0, yaw_offset=0.0,
+        difficulty='kitti', drop_frames_without_gt=True, dt_azimuth_filter=False, echofusion_keys=False,
+        bbox_2d='always', similar_classes=(), **_COMMON),
     # eval_revised.py carries the KITTI rules ('Pedestrian'/'Person_sitting', 'Car'/'Van') but compares them
     # with its own abbreviated class names ('sed', 'ped', ...), so they never fire: no ignored neighbours.
     'revised': Protocol(
@@ -164,7 +176,14 @@ PROTOCOLS = {
         echofusion_keys=False, bbox_2d='if_real', similar_classes=ECHOFUSION_SIMILAR_CLASSES, **_COMMON),
 }
 
-PROTOCOL_NAMES = ('legacy', 'revised', 'fixed')
+PROTOCOL_NAMES = ('legacy', 'kradar', 'revised', 'fixed')
+
+#: K-Radar's benchmarks: the region of interest (x_min, y_min, z_min, x_max, y_max, z_max, metres) and the
+#: classes its tables report; combinable with every protocol.
+BENCHMARKS = {
+    'v1': dict(pcd_limit_range=(0.0, -6.4, -2.0, 72.0, 6.4, 6.0), classes=('Sedan',)),
+    'v2': dict(pcd_limit_range=(0.0, -16.0, -2.0, 72.0, 16.0, 7.6), classes=('Sedan', 'Bus or Truck')),
+}
 
 
 def get_protocol(protocol='legacy', *, iou_mode='all', **overrides):

@@ -1,0 +1,108 @@
+"""K-Radar's driving conditions per frame, and the groups a paper table reports.
+
+K-Radar describes each sequence by ``road_type,capture_time,climate`` (its ``description.txt``);
+EchoFusion copies the three fields into every info (keeping the trailing newline of the last one). Groups
+are K-Radar's: ``total`` (every frame, pooled: not an average of the others), ``weather/<climate>``,
+``road/<road_type>`` and ``time/<capture_time>``; names lower case and stripped. A condition with no frame
+has no group.
+"""
+import json
+import os
+
+#: K-Radar's condition values in the order its papers print them (unknown values follow, sorted)
+WEATHER = ('normal', 'overcast', 'fog', 'rain', 'sleet', 'lightsnow', 'heavysnow')
+ROADS = ('urban', 'highway', 'countryside', 'alleyway', 'parkinglots', 'shoulder', 'mountain', 'university')
+TIMES = ('day', 'night')
+#: (condition key, group prefix, known values in order)
+KINDS = (('climate', 'weather', WEATHER), ('road_type', 'road', ROADS), ('capture_time', 'time', TIMES))
+#: the paper table's columns after Total, and how they are printed
+WEATHER_TITLES = ('Normal', 'Overcast', 'Fog', 'Rain', 'Sleet', 'LightSnow', 'HeavySnow')
+
+
+def normalize(value):
+    """K-Radar's spelling of a condition value: text, stripped, lower case ('' for None)."""
+    if value is None:
+        return ''
+    if isinstance(value, bytes):
+        value = value.decode('utf-8', 'replace')
+    return str(value).strip().lower()
+
+
+def sequence_of(info):
+    """The sequence of an EchoFusion info: the ``seq`` of its ``label_file`` "seq,label" (in ``annos`` or at
+    the top), else its ``sequence``; '' when neither says."""
+    annos = info.get('annos') if isinstance(info.get('annos'), dict) else {}
+    label = annos.get('label_file', info.get('label_file'))
+    if label is not None and not isinstance(label, (str, bytes)):
+        label = label[0] if len(label) else None   # an array of per-object copies
+    if label is not None:
+        return normalize(label).split(',')[0].replace('\\', '/').split('/')[0]
+    return normalize(info.get('sequence'))
+
+
+def from_infos(infos):
+    """One ``{'road_type', 'capture_time', 'climate', 'sequence'}`` per info; a ValueError names the first
+    info that lacks a condition field."""
+    out = []
+    for i, info in enumerate(infos):
+        missing = [k for k, _, _ in KINDS if k not in info]
+        if missing:
+            raise ValueError('infos[{}] has no {} (EchoFusion infos carry road_type, capture_time and climate '
+                             'from the sequence\'s description.txt)'.format(i, ', '.join(missing)))
+        row = dict((k, normalize(info[k])) for k, _, _ in KINDS)
+        row['sequence'] = sequence_of(info)
+        out.append(row)
+    return out
+
+
+def load(path, n_frames, what='--conditions', trusted=False):
+    """Conditions from a JSON list (one object per frame, in the frames' order) or an info pickle."""
+    if not os.path.isfile(path):
+        raise ValueError('{} {!r}: no such file'.format(what, path))
+    if path.endswith('.json'):
+        with open(path) as f:
+            rows = json.load(f)
+        if not isinstance(rows, list):
+            raise ValueError('{} {!r}: expected a JSON list of per-frame objects, got {}'.format(
+                what, path, type(rows).__name__))
+        for i, row in enumerate(rows):
+            if not isinstance(row, dict) or any(k not in row for k, _, _ in KINDS):
+                raise ValueError('{} {!r}: frame {} must be an object with road_type, capture_time and '
+                                 'climate, got {!r}'.format(what, path, i, row))
+        rows = [dict(((k, normalize(r[k])) for k, _, _ in KINDS), sequence=normalize(r.get('sequence')))
+                for r in rows]
+    else:
+        from .loading import load_pickle
+        rows = from_infos(_info_list(load_pickle(path, what, trusted)))
+    if len(rows) != n_frames:
+        raise ValueError('{} {!r} describes {} frames but {} frames are evaluated'.format(
+            what, path, len(rows), n_frames))
+    return rows
+
+
+def _info_list(infos):
+    if isinstance(infos, dict) and 'infos' in infos:
+        infos = infos['infos']
+    if not isinstance(infos, (list, tuple)):
+        raise ValueError('an info pickle holds a list of per-frame dicts, got {}'.format(type(infos).__name__))
+    return list(infos)
+
+
+def _ordered(values, known):
+    present = set(values)
+    return [v for v in known if v in present] + sorted(v for v in present if v not in known and v)
+
+
+def groups(conditions, frames=None):
+    """``{group name: [frame index, ...]}`` in table order (insertion order): ``total`` then weather, road and
+    time groups (conditions None: ``total`` only). ``frames``: the frame indices evaluated (default all)."""
+    frames = list(range(len(conditions))) if frames is None else list(frames)
+    out = {'total': frames}
+    if conditions is None:
+        return out
+    for key, prefix, known in KINDS:
+        values = [conditions[i][key] for i in frames]
+        for value in _ordered(values, known):
+            name = '{}/{}'.format(prefix, value)
+            out[name] = [i for i, v in zip(frames, values) if v == value]
+    return out

@@ -1,0 +1,86 @@
+"""K-Radar's paper tables from grouped results: ``Class | Total | Normal | Overcast | Fog | Rain | Sleet |
+LightSnow | HeavySnow``, an AP3D and an APBEV block with one row per class, at each chosen IoU, as Markdown,
+LaTeX or CSV. A weather with no frame, or a class without GT in it, prints N/A; a ``#GT`` block gives the
+counts. With a comparison, cells show B - A and, with a bootstrap, its 95% interval.
+"""
+from .conditions import WEATHER, WEATHER_TITLES
+
+FORMATS = ('markdown', 'latex', 'csv')
+BLOCKS = (('AP3D', '3d'), ('APBEV', 'bev'))
+
+
+def _cell(entry, key, delta):
+    if entry is None:
+        return 'N/A'
+    values = entry.get('delta' if delta else 'metrics', {})
+    value = values.get(key)
+    if value is None:
+        return 'N/A'
+    text = '{:+.2f}'.format(value) if delta else '{:.2f}'.format(value)
+    interval = entry.get('delta_ci95' if delta else 'ci95', {}).get(key)
+    if interval:
+        text += ' [{:.2f}, {:.2f}]'.format(interval[0], interval[1])
+    return text
+
+
+def rows(groups, classes, iou, delta=False):
+    """The table as a header and rows of text cells (blocks AP3D, APBEV, #GT)."""
+    columns = ['total'] + ['weather/' + w for w in WEATHER]
+    header = ['Class', 'Total'] + list(WEATHER_TITLES)
+    body = []
+    for title, metric in BLOCKS:
+        body.append(['{} @ IoU {:g}{}'.format(title, iou, ' (B - A)' if delta else '')] + [''] * len(columns))
+        for cls in classes:
+            key = '{}/{}@{:g}'.format(cls, metric, iou)
+            body.append([cls] + [_cell(groups.get(c), key, delta) for c in columns])
+    body.append(['#GT'] + [''] * len(columns))
+    for cls in classes:
+        body.append([cls] + [str(groups[c]['gt'].get(cls, 0)) if c in groups else 'N/A' for c in columns])
+    return header, body
+
+
+def render(groups, classes, ious, fmt='markdown', delta=False):
+    """The tables (one per IoU) in ``fmt``."""
+    if fmt not in FORMATS:
+        raise ValueError('table format {!r}: choose one of {}'.format(fmt, FORMATS))
+    parts = []
+    for iou in ious:
+        header, body = rows(groups, classes, iou, delta)
+        parts.append(_FORMATTERS[fmt](header, body))
+    return '\n'.join(parts)
+
+
+def _markdown(header, body):
+    lines = ['| ' + ' | '.join(header) + ' |', '|' + '|'.join(['---'] + ['---:'] * (len(header) - 1)) + '|']
+    for row in body:
+        if not any(row[1:]):
+            row = ['**{}**'.format(row[0])] + row[1:]
+        lines.append('| ' + ' | '.join(row) + ' |')
+    return '\n'.join(lines) + '\n'
+
+
+def _latex(header, body):
+    esc = lambda t: t.replace('#', '\\#').replace('_', '\\_').replace('%', '\\%')  # noqa: E731
+    lines = ['\\begin{tabular}{l' + 'r' * (len(header) - 1) + '}', '\\hline',
+             ' & '.join(esc(h) for h in header) + ' \\\\', '\\hline']
+    for row in body:
+        if not any(row[1:]):
+            lines.append('\\multicolumn{{{}}}{{l}}{{\\textbf{{{}}}}} \\\\'.format(len(header), esc(row[0])))
+        else:
+            lines.append(' & '.join(esc(c) for c in row) + ' \\\\')
+    lines += ['\\hline', '\\end{tabular}']
+    return '\n'.join(lines) + '\n'
+
+
+def _csv(header, body):
+    import csv
+    import io
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator='\n')
+    writer.writerow(header)
+    for row in body:
+        writer.writerow(row)
+    return buf.getvalue()
+
+
+_FORMATTERS = {'markdown': _markdown, 'latex': _latex, 'csv': _csv}
