@@ -15,7 +15,7 @@ ALLOWED = frozenset([
     ('numpy._core.multiarray', '_reconstruct'), ('numpy._core.multiarray', 'scalar'),
     ('numpy.core.numeric', '_frombuffer'), ('numpy._core.numeric', '_frombuffer'),
     ('collections', 'OrderedDict'), ('_codecs', 'encode'),  # protocol-2 pickles spell array bytes with it
-] + [('builtins', n) for n in ('list', 'dict', 'tuple', 'set', 'frozenset', 'str', 'bytes', 'bytearray', 'int',
+] + [(m, n) for m in ('builtins', '__builtin__') for n in ('list', 'dict', 'tuple', 'set', 'frozenset', 'str', 'bytes', 'bytearray', 'int',
                               'float', 'complex', 'bool', 'slice', 'range')])
 
 

@@ -9,8 +9,11 @@ from kradar_plugin.evaluation import ap
 
 
 def test_table_settings():
-    assert PROTOCOL_NAMES == ('legacy', 'revised', 'fixed')
-    legacy, revised, fixed = (PROTOCOLS[n] for n in PROTOCOL_NAMES)
+    assert PROTOCOL_NAMES == ('legacy', 'kradar', 'revised', 'fixed')
+    legacy, kradar, revised, fixed = (PROTOCOLS[n] for n in PROTOCOL_NAMES)
+    # K-Radar's eval.py: legacy's geometry and interpolation without EchoFusion's ignored neighbour class
+    assert kradar.replace(name='legacy', description=legacy.description, similar_classes=legacy.similar_classes,
+                          echofusion_keys=True) == legacy and kradar.similar_classes == ()
     assert (legacy.interpolation, revised.interpolation, fixed.interpolation) == ('11of41', 'all41', 'r40')
     assert (legacy.z_center, revised.z_center, fixed.z_center) == (1.0, 0.5, 0.5)
     assert legacy.yaw_offset == 0.0 and fixed.yaw_offset == -math.pi / 2

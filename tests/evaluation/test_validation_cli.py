@@ -175,20 +175,24 @@ def test_cli_end_to_end(tmp_path):
         assert proc.returncode == 2 and '--plot-dir needs matplotlib' in proc.stderr
     proc = _run_cli(base + (['--plot-dir', plots] if has_mpl else []), str(tmp_path))
     assert proc.returncode == 0, proc.stderr
-    # one compact table: legacy, revised, fixed and fixed - legacy side by side, then fixed by distance
+    # one compact table: legacy, kradar, revised, fixed and fixed - legacy side by side, then fixed by distance
     lines = proc.stdout.splitlines()
     assert 'fixed - legacy' in lines[1] and '=== protocol' not in proc.stdout
-    # 2 GT; a FP (0.99) above two TPs: legacy 100 * (2/3) / 11 = 6.06, revised 100 * 2 * (2/3) / 41 = 3.25,
-    # fixed R40 = 66.67 at every IoU
+    # 2 GT, two TPs; the FP (0.99) is in the frame without GT: legacy, kradar and revised drop that frame
+    # (K-Radar's pipeline never writes it), so precision is 1 at both thresholds: 11-of-41 reads 1 of 11
+    # points, 100 / 11 = 9.09; revised averages the 2 of 41 filled points, 100 * 2 / 41 = 4.88. fixed keeps
+    # the frame: the FP ranks first, R40 precision 2/3 = 66.67 at every IoU
     row = [l for l in lines if l.startswith('Sedan bev')][0]
-    assert row.split('|')[1].split() == ['6.06'] * 3 and row.split('|')[2].split() == ['3.25'] * 3
-    assert row.split('|')[3].split() == ['66.67'] * 3 and row.split('|')[4].split() == ['+60.61'] * 3
+    cells = [c.split() for c in row.split('|')[1:6]]
+    assert cells[0] == ['9.09'] * 3 and cells[1] == ['9.09'] * 3 and cells[2] == ['4.88'] * 3
+    assert cells[3] == ['66.67'] * 3 and cells[4] == ['+57.58'] * 3
     assert 'fixed by distance' in proc.stdout
     payload = json.load(open(out_json))
     assert payload['protocol'] == 'all'
-    assert set(payload['metrics']) == {'legacy', 'revised', 'fixed'}
+    assert set(payload['metrics']) == {'legacy', 'kradar', 'revised', 'fixed'}
     assert payload['metrics']['fixed']['Sedan/bev@0.5'] == pytest.approx(200 / 3.)
-    assert payload['metrics']['legacy']['Sedan/bev@0.5'] == pytest.approx(200 / 33.)
+    assert payload['metrics']['legacy']['Sedan/bev@0.5'] == pytest.approx(100 / 11.)
+    assert payload['metrics']['revised']['Sedan/bev@0.5'] == pytest.approx(200 / 41.)
     assert 'Sedan/3d@0.7/0-30m' in payload['metrics']['fixed']
     if has_mpl:
         _check_pngs(plots)
@@ -206,10 +210,11 @@ def test_cli_end_to_end(tmp_path):
 
 def _check_pngs(plots):
     pngs = sorted(os.listdir(plots))
-    # a PNG per protocol, metric and IoU (3 x 2 x 3) and an overview per protocol and class (3 x 1)
-    assert len(pngs) == 3 * 2 * 3 + 3 and all(p.endswith('.png') for p in pngs)
+    # a PNG per protocol, metric and IoU (4 x 2 x 3) and an overview per protocol and class (4 x 1)
+    assert len(pngs) == 4 * 2 * 3 + 4 and all(p.endswith('.png') for p in pngs)
     assert sorted(p for p in pngs if p.endswith('_overview.png')) == [
-        'fixed_Sedan_overview.png', 'legacy_Sedan_overview.png', 'revised_Sedan_overview.png']
+        'fixed_Sedan_overview.png', 'kradar_Sedan_overview.png', 'legacy_Sedan_overview.png',
+        'revised_Sedan_overview.png']
     for name in (pngs[0], 'fixed_Sedan_overview.png'):
         with open(os.path.join(plots, name), 'rb') as f:
             assert f.read(8) == b'\x89PNG\r\n\x1a\n'
