@@ -101,7 +101,7 @@ def groups(conditions, frames=None):
     if conditions is None:
         return out
     for key, prefix, known in KINDS:
-        values = [conditions[i][key] for i in frames]
+        values = [normalize(conditions[i].get(key)) for i in frames]
         for value in _ordered(values, known):
             name = '{}/{}'.format(prefix, value)
             out[name] = [i for i, v in zip(frames, values) if v == value]
