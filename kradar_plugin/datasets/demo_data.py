@@ -26,7 +26,7 @@ import pickle
 
 import numpy as np
 
-DEMO_VERSION = 2
+DEMO_VERSION = 3  # 3: conditions per sequence (K-Radar description.txt values)
 
 # BEV grid of the demo radar tensor (metres, radar frame: x forward, y left). Cell (i, j) covers
 # x in [x_min + i*cell, x_min + (i+1)*cell), y in [y_min + j*cell, y_min + (j+1)*cell).
@@ -41,6 +41,10 @@ CLASS_SIZES = {
 SEQUENCES = ('1', '2', '3', '4')
 ROAD_TYPES = ('urban', 'highway', 'alleyway', 'university')
 CLIMATES = ('normal', 'overcast', 'fog', 'rain', 'sleet', 'lightsnow', 'heavysnow')
+# K-Radar describes each sequence (description.txt: road_type,capture_time,climate); EchoFusion copies the
+# fields into every frame's info and keeps the newline that ends the file on the last one
+SEQUENCE_CONDITIONS = {'1': ('urban', 'day', 'normal'), '2': ('highway', 'night', 'fog'),
+                       '3': ('alleyway', 'day', 'rain'), '4': ('university', 'night', 'heavysnow')}
 # camera->velo style fixed rotation used by EchoFusion for 'location' = R @ (x, y, z)
 _CAM_FROM_RADAR = np.array([[0., -1., 0.], [0., 0., -1.], [1., 0., 0.]])
 
@@ -205,9 +209,9 @@ def generate_split(out_dir, split, num_frames, seed, start_index=0):
         os.makedirs(osp.join(out_dir, seq, 'radar_bev'), exist_ok=True)
         np.save(osp.join(out_dir, seq, bev_rel), tensor)
         info = {
-            'capture_time': '2022-{:02d}-{:02d}'.format(1 + k % 12, 1 + k % 28),
-            'road_type': ROAD_TYPES[frame_rng.randint(len(ROAD_TYPES))],
-            'climate': CLIMATES[frame_rng.randint(len(CLIMATES))],
+            'road_type': SEQUENCE_CONDITIONS[seq][0],
+            'capture_time': SEQUENCE_CONDITIONS[seq][1],
+            'climate': SEQUENCE_CONDITIONS[seq][2] + '\n',
             'image': {'image_idx': start_index + k,
                       'image_path': osp.join('images', 'cam-front_{}.png'.format(rdr_idx)),
                       'image_shape': np.array([720, 1280], dtype=np.int32)},

@@ -174,10 +174,27 @@ class KRadarEvalMixin(object):
                 pcd_limit_range=pcd, azi_limit_range=azi, **call_kwargs)
             _print_log('K-Radar evaluation of {} ({} protocol):\n{}'.format(branch, protocol, result_str),
                        logger=logger)
+            if 'bev' in eval_types:
+                self._kradar_log_conditions(infos, frames, protocol, pcd, azi, call_kwargs, branch, logger)
             for key, value in metrics.items():
                 # 4 decimals, as EchoFusion rounds its metric dict
                 flat['{}/{}'.format(branch, key)] = float('{:.4f}'.format(float(value)))
         return flat
+
+    def _kradar_log_conditions(self, infos, frames, protocol, pcd, azi, call_kwargs, branch, logger):
+        """K-Radar's per-weather table when the infos carry conditions (EchoFusion's do); never the reason
+        an evaluation fails."""
+        from kradar_plugin.datasets.kradar_format import condition_table
+        try:
+            table = condition_table(infos, frames, list(self.CLASSES), protocol=protocol, pcd_limit_range=pcd,
+                                    azi_limit_range=azi, **call_kwargs)
+        except Exception as exc:  # noqa: BLE001 - the metrics above stand; say why the table is missing
+            _print_log('K-Radar per-condition table skipped: {}: {}'.format(type(exc).__name__, exc),
+                       logger=logger, level=logging.WARNING)
+            return
+        if table:
+            _print_log('K-Radar evaluation of {} per condition ({} protocol):\n{}'.format(branch, protocol, table),
+                       logger=logger)
 
     def _kradar_log_notes(self, protocol, box_convention, logger):
         """Once per evaluation: where legacy can differ from EchoFusion's own numbers, and a warning when the

@@ -91,3 +91,21 @@ def evaluate_results(infos, results, class_names, protocol='legacy', eval_types=
         eval_types = ('bbox', 'bev', '3d')
     gt, dt, _ = conv.sides(proto, fields_read([proto], eval_types=eval_types))
     return kradar_eval(gt, dt, list(class_names), eval_types=eval_types, protocol=proto)
+
+
+def condition_table(infos, results, class_names, protocol='legacy', pcd_limit_range=None, azi_limit_range=None,
+                    dt_z_is_bottom=False, box_convention=None, score_threshold=None, fmt='markdown',
+                    **protocol_overrides):
+    """K-Radar's per-weather paper table of model results (Total and each weather, AP3D and APBEV), or None
+    when the infos carry no conditions (``road_type``, ``capture_time``, ``climate``)."""
+    from kradar_plugin.evaluation import conditions as cond
+    from kradar_plugin.evaluation.grouped import evaluate_grouped
+    from kradar_plugin.evaluation.tables import render
+    if not infos or any(k not in info for info in infos for k in ('road_type', 'capture_time', 'climate')):
+        return None
+    conv = converted(infos, results, class_names, dt_z_is_bottom, box_convention)
+    proto = _protocol_from(protocol, pcd_limit_range, azi_limit_range, protocol_overrides)
+    gt, dt, kept = conv.sides(proto, fields_read([proto], eval_types=('bev', '3d')))
+    rows = cond.from_infos([infos[i] for i in kept])
+    _, groups = evaluate_grouped(gt, dt, list(class_names), proto, rows, score_threshold=score_threshold)
+    return render(groups, list(class_names), proto.iou_thresholds, fmt)

@@ -144,6 +144,12 @@ def test_inference_and_evaluate_end_to_end(cfg, val_results, tmp_path):
     with open(osp.join(str(tmp_path), saved[0]), 'rb') as f:
         raw = pickle.load(f)
     assert len(raw) == len(ds) and isinstance(raw[0]['boxes_3d'], np.ndarray)
+    # the demo infos carry K-Radar's conditions (per sequence): the per-weather paper table is logged, its
+    # Total equal to the pooled metric
+    assert 'K-Radar evaluation of pts_bbox per condition (legacy protocol)' in log, log[-3000:]
+    assert '| Class | Total | Normal | Overcast | Fog | Rain | Sleet | LightSnow | HeavySnow |' in log
+    row = [l for l in log.splitlines() if l.startswith('| Sedan |')][1]   # IoU 0.3 table: AP3D, APBEV, #GT rows
+    assert float(row.split('|')[2]) == pytest.approx(metrics['pts_bbox/Sedan/bev@0.3'], abs=0.01)
 
 
 def test_perfect_detections_score_100(cfg, tmp_path):
