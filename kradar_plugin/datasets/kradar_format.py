@@ -14,8 +14,9 @@ import numpy as np
 from kradar_plugin.datasets.box_convention import resolve_box_convention
 from kradar_plugin.datasets.kradar_columns import (Converted, check_frame_counts, dt_columns, gather_infos,
                                                    gather_result_frames, gt_columns, info_list, split_frames)
-from kradar_plugin.evaluation.kradar_eval import fields_read, kradar_eval
-from kradar_plugin.evaluation.protocols import ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE, get_protocol
+from kradar_plugin.evaluation.kradar_eval import evaluate_protocols, fields_read, kradar_eval
+from kradar_plugin.evaluation.protocols import (BENCHMARKS, ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE,
+                                                get_protocol)
 
 
 def _index(frame_index):
@@ -81,20 +82,35 @@ def build_annos(infos, results, class_names, protocol='legacy', pcd_limit_range=
 
 
 def evaluate_results(infos, results, class_names, protocol='legacy', eval_types=None, pcd_limit_range=None,
-                     azi_limit_range=None, dt_z_is_bottom=False, box_convention=None, **protocol_overrides):
+                     azi_limit_range=None, dt_z_is_bottom=False, box_convention=None, benchmark=None,
+                     score_threshold=None, **protocol_overrides):
     """Evaluate model results against EchoFusion-format infos; returns ``(result_str, metrics_dict)``
     with ``kradar_eval``'s keys (no 'pts_bbox/' prefix). ``box_convention``: 'mmdet3d<1.0', 'mmdet3d>=1.0'
-    or None (the installed mmdet3d's), the convention of the mmdet3d the model was trained under."""
+    or None (the installed mmdet3d's), the convention of the mmdet3d the model was trained under.
+    ``benchmark``: 'v1' or 'v2' (K-Radar's region, replacing ``pcd_limit_range``); ``score_threshold``: keep
+    detections with ``score > T``."""
     conv = converted(infos, results, class_names, dt_z_is_bottom, box_convention)
-    proto = _protocol_from(protocol, pcd_limit_range, azi_limit_range, protocol_overrides)
+    proto = _protocol_from(protocol, _region(benchmark, pcd_limit_range), azi_limit_range, protocol_overrides)
     if eval_types is None:
         eval_types = ('bbox', 'bev', '3d')
     gt, dt, _ = conv.sides(proto, fields_read([proto], eval_types=eval_types))
-    return kradar_eval(gt, dt, list(class_names), eval_types=eval_types, protocol=proto)
+    if score_threshold is None:
+        return kradar_eval(gt, dt, list(class_names), eval_types=eval_types, protocol=proto)
+    ev = evaluate_protocols(gt, dt, list(class_names), [proto], eval_types=eval_types,
+                            score_threshold=score_threshold)[0]
+    return ev.result_str, ev.ap_dict
+
+
+def _region(benchmark, pcd_limit_range):
+    if benchmark is None:
+        return pcd_limit_range
+    if benchmark not in BENCHMARKS:
+        raise ValueError('benchmark={!r}: K-Radar benchmarks are {}'.format(benchmark, sorted(BENCHMARKS)))
+    return BENCHMARKS[benchmark]['pcd_limit_range']
 
 
 def condition_table(infos, results, class_names, protocol='legacy', pcd_limit_range=None, azi_limit_range=None,
-                    dt_z_is_bottom=False, box_convention=None, score_threshold=None, fmt='markdown',
+                    dt_z_is_bottom=False, box_convention=None, score_threshold=None, fmt='markdown', benchmark=None,
                     **protocol_overrides):
     """K-Radar's per-weather paper table of model results (Total and each weather, AP3D and APBEV), or None
     when the infos carry no conditions (``road_type``, ``capture_time``, ``climate``)."""
@@ -104,7 +120,7 @@ def condition_table(infos, results, class_names, protocol='legacy', pcd_limit_ra
     if not infos or any(k not in info for info in infos for k in ('road_type', 'capture_time', 'climate')):
         return None
     conv = converted(infos, results, class_names, dt_z_is_bottom, box_convention)
-    proto = _protocol_from(protocol, pcd_limit_range, azi_limit_range, protocol_overrides)
+    proto = _protocol_from(protocol, _region(benchmark, pcd_limit_range), azi_limit_range, protocol_overrides)
     gt, dt, kept = conv.sides(proto, fields_read([proto], eval_types=('bev', '3d')))
     rows = cond.from_infos([infos[i] for i in kept])
     _, groups = evaluate_grouped(gt, dt, list(class_names), proto, rows, score_threshold=score_threshold)

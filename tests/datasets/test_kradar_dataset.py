@@ -162,6 +162,21 @@ def test_perfect_detections_score_100(cfg, tmp_path):
             assert metrics[key] == pytest.approx(100.0, abs=1e-6), (protocol, key)
 
 
+def test_benchmark_and_score_threshold_as_evaluation_settings(cfg, tmp_path):
+    """``evaluation=dict(protocol='kradar', benchmark='v1', score_threshold=...)`` in a config reaches the
+    evaluation: perfect detections (scores 0.9 .. 0.5 per frame) score 100 inside K-Radar v1's region; with
+    score > 0.95 none is left (AP 0)."""
+    ds = build_dataset(cfg.data.val)
+    results = _sedan_gt_as_results(ds)
+    kept = ds.evaluate(results, protocol='kradar', benchmark='v1', pklfile_prefix=str(tmp_path / 'v1'))
+    assert kept['pts_bbox/Sedan/bev@0.7'] == pytest.approx(100.0, abs=1e-6)
+    none = ds.evaluate(results, protocol='kradar', benchmark='v1', score_threshold=0.95,
+                       pklfile_prefix=str(tmp_path / 'thr'))
+    assert none['pts_bbox/Sedan/bev@0.3'] == 0.0
+    with pytest.raises(ValueError, match="benchmark='v3'"):
+        ds.evaluate(results, benchmark='v3', pklfile_prefix=str(tmp_path / 'bad'))
+
+
 def test_box_convention_is_fixed_whatever_mmdet3d_is_installed(cfg, val_results, tmp_path, monkeypatch):
     """The demo's GT boxes are built without mmdet3d in 0.17.3's convention: its evaluate reads results that
     way under any installed mmdet3d (the other reading scores differently, so the equality is not vacuous)."""
