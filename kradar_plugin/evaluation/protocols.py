@@ -147,16 +147,6 @@ PROTOCOLS = {
         threshold_selection='kitti41', interpolation='11of41', z_center=1.0, yaw_offset=0.0,
         difficulty='kitti', drop_frames_without_gt=True, dt_azimuth_filter=False, echofusion_keys=True,
         bbox_2d='always', similar_classes=ECHOFUSION_SIMILAR_CLASSES, **_COMMON),
-    # K-Radar's utils/kitti_eval/eval.py: EchoFusion's rules except the ignored neighbour class: its KITTI
-    # 'Car'/'Van' and 'Pedestrian'/'Person_sitting' rules compare K-Radar's abbreviated names ('sed', ...)
-    # and never fire, so 'Bus or Truck' GT is a plain other class (EchoFusion ignores it for Sedan)
-    'kradar': Protocol(
-        name='kradar',
-        description="K-Radar eval.py: 41 thresholds, 11-point average, bottom-origin height, yaw without "
-                    "-pi/2, KITTI difficulty columns, no ignored neighbour class, frames without GT dropped",
-        threshold_selection='kitti41', interpolation='11of41', z_center=1.0, yaw_offset=0.0,
-        difficulty='kitti', drop_frames_without_gt=True, dt_azimuth_filter=False, echofusion_keys=False,
-        bbox_2d='always', similar_classes=(), **_COMMON),
     # eval_revised.py carries the KITTI rules ('Pedestrian'/'Person_sitting', 'Car'/'Van') but compares them
     # with its own abbreviated class names ('sed', 'ped', ...), so they never fire: no ignored neighbours.
     'revised': Protocol(
@@ -175,6 +165,14 @@ PROTOCOLS = {
         difficulty='distance', drop_frames_without_gt=False, dt_azimuth_filter=True,
         echofusion_keys=False, bbox_2d='if_real', similar_classes=ECHOFUSION_SIMILAR_CLASSES, **_COMMON),
 }
+
+# K-Radar's utils/kitti_eval/eval.py: EchoFusion's rules except the ignored neighbour class: its KITTI
+# 'Car'/'Van' and 'Pedestrian'/'Person_sitting' rules compare K-Radar's abbreviated names ('sed', ...) and
+# never fire, so 'Bus or Truck' GT is a plain other class (EchoFusion ignores it for Sedan)
+PROTOCOLS['kradar'] = PROTOCOLS['legacy'].replace(
+    name='kradar', similar_classes=(), echofusion_keys=False,
+    description="K-Radar eval.py: 41 thresholds, 11-point average, bottom-origin height, yaw without -pi/2, "
+                "KITTI difficulty columns, no ignored neighbour class, frames without GT dropped")
 
 PROTOCOL_NAMES = ('legacy', 'kradar', 'revised', 'fixed')
 
