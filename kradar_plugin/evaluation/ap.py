@@ -115,3 +115,24 @@ def ap_r40(recall, precision):
 def r40_from_curve(curve_precision):
     """R40 from the interpolated precision at ``CURVE_POSITIONS`` (0, 1/40, ..., 1): entries 1..40."""
     return _sequential_sum(curve_precision[1:]) / 40 * 100
+
+
+def curve_ap(interpolation, recall, precision, orientation, envelope, compute_aos):
+    """(AP, AOS or None, curve recall, curve precision) of one precision-recall curve under a protocol's
+    ``interpolation``: ``r40`` reads the interpolated precision at ``CURVE_POSITIONS`` (``envelope`` =
+    (precision, orientation) there when the caller has it exactly, else None), ``11of41`` / ``all41``
+    average the legacy 41-entry array (whose entries the legacy evaluators plot against i / 40)."""
+    aos = None
+    if interpolation == 'r40':
+        if envelope is None:
+            envelope = (interpolated_precision(recall, precision, CURVE_POSITIONS),
+                        interpolated_precision(recall, orientation, CURVE_POSITIONS))
+        value = r40_from_curve(envelope[0])
+        if compute_aos:
+            aos = r40_from_curve(envelope[1])
+        return value, aos, CURVE_POSITIONS, envelope[0]
+    average = ap_11_of_41 if interpolation == '11of41' else ap_all_41
+    prec41 = precision_at_sample_points(precision)
+    if compute_aos:
+        aos = average(precision_at_sample_points(orientation))
+    return average(prec41), aos, CURVE_POSITIONS, prec41

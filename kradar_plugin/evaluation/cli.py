@@ -74,9 +74,10 @@ def _grouped_mode(args):
 
 def _evaluations(args):
     """(Evaluations, grouped results {protocol: groups} or None) as the arguments ask."""
-    from .kradar_eval import evaluate_protocols, fields_read, warm_up
+    from .kradar_eval import fields_read, warm_up
     from .loading import read_checked
     from .progress import make_bar
+    from .subset import in_region
     overrides = {}
     if args.distance_edges is not None:
         overrides['distance_edges'] = tuple(args.distance_edges)
@@ -100,50 +101,43 @@ def _evaluations(args):
     fields = fields_read(names, args.iou_mode, args.eval_types, **overrides)
     gt, dt = read_checked(args.gt_annos, args.dt_annos, fields, meanwhile=lambda: warm_up(
         names, args.iou_mode, args.eval_types, **overrides), trusted=args.trust_pickle)
-    if args.benchmark:
-        gt, dt = [_in_region(side, overrides['pcd_limit_range']) for side in (gt, dt)]
-    bar = make_bar(len(gt), not args.no_progress)
-    evaluations = evaluate_protocols(gt, dt, args.classes, names, args.iou_mode, args.eval_types, progress=bar,
-                                     frame_rule=True, score_threshold=args.score_threshold, **overrides)
-    if not _grouped_mode(args):
-        return evaluations, None
-    from . import conditions as cond
-    conditions = cond.load(args.conditions, len(gt), trusted=args.trust_pickle) if args.conditions else None
     other = None
     if args.compare_dt_annos:
         other = read_checked(args.gt_annos, args.compare_dt_annos, fields, trusted=args.trust_pickle)[1]
-        if args.benchmark:
-            other = _in_region(other, overrides['pcd_limit_range'])
-    return evaluations, _grouped(args, names, [(gt, dt, other, conditions)], overrides)
+    if args.benchmark:
+        region = overrides['pcd_limit_range']
+        gt, dt = in_region(gt, region), in_region(dt, region)
+        other = in_region(other, region) if other is not None else None
+    conditions = None
+    if args.conditions:
+        from . import conditions as cond
+        conditions = cond.load(args.conditions, len(gt), trusted=args.trust_pickle)
+    return _evaluate_sides(args, names, overrides, [(gt, dt, other, conditions)], make_bar, frame_rule=True)
 
 
-def _in_region(side, pcd_limit_range):
-    """The objects of an annotation side whose centre lies in the benchmark's region (K-Radar frame
-    x, y, z = location[2], location[0], location[1])."""
-    from .validation import check_columns
-    import numpy as np
-    loc = side.data['location']
-    xyz = np.stack([loc[:, 2], loc[:, 0], loc[:, 1]], axis=1) if len(loc) else np.zeros((0, 3))
-    lo, hi = np.asarray(pcd_limit_range[:3]), np.asarray(pcd_limit_range[3:])
-    keep = np.all((xyz >= lo) & (xyz <= hi), axis=1)
-    counts = np.add.reduceat(keep.astype(np.int64), side.offsets[:-1]) if len(keep) else np.zeros(
-        len(side.offsets) - 1, dtype=np.int64)
-    counts[np.diff(side.offsets) == 0] = 0
-    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
-    offsets[1:] = np.cumsum(counts)
-    data = dict((k, v[keep]) for k, v in side.data.items())
-    return check_columns(side.side, data, offsets, side.fields)
-
-
-def _grouped(args, names, inputs, overrides):
-    """{protocol: groups} for each (gt, dt, compare dt or None, conditions or None) per protocol."""
-    from .grouped import evaluate_grouped
-    out = {}
-    for name, (gt, dt, other, conditions) in zip(names, inputs * len(names) if len(inputs) == 1 else inputs):
-        _, out[name] = evaluate_grouped(gt, dt, args.classes, name, conditions, args.score_threshold,
-                                        args.iou_mode, args.eval_types, args.bootstrap, args.seed, other,
-                                        **overrides)
-    return out
+def _evaluate_sides(args, names, overrides, inputs, make_bar, frame_rule):
+    """Evaluations and grouped results of ``inputs``: one (gt, dt, model B's dt or None, conditions or
+    None) for every protocol, or one per protocol. Each input is checked and its overlaps computed once."""
+    from .grouped import Grouped
+    from .kradar_eval import evaluate_prepared, prepare
+    from .protocols import get_protocol
+    protos = [get_protocol(name, iou_mode=args.iou_mode, **overrides) for name in names]
+    grouped_mode = _grouped_mode(args)
+    evaluations, grouped = [], {}
+    shared = len(inputs) == 1
+    for n, proto in enumerate(protos):
+        gt, dt, other, conditions = inputs[0 if shared else n]
+        if n == 0 or not shared:
+            reading = protos if shared else [proto]
+            side = prepare(gt, dt, reading, args.eval_types)
+            both = Grouped(side, prepare(gt, other, reading, args.eval_types) if other is not None else None)
+        bar = make_bar(side.frames.n_frames, not args.no_progress)
+        evaluations.extend(evaluate_prepared(side, args.classes, [proto], args.eval_types, progress=bar,
+                                             frame_rule=frame_rule, score_threshold=args.score_threshold))
+        if grouped_mode:
+            grouped[proto.name] = both.groups(proto, args.classes, conditions, args.score_threshold,
+                                              args.eval_types, args.bootstrap, args.seed)
+    return evaluations, (grouped if grouped_mode else None)
 
 
 def _evaluate_results(args, names, overrides, make_bar):
@@ -151,7 +145,7 @@ def _evaluate_results(args, names, overrides, make_bar):
     while numba warms up), then converted per protocol (its region and frame policy)."""
     from kradar_plugin.datasets.box_convention import resolve_box_convention
     from kradar_plugin.datasets.kradar_columns import Converted, gather_infos, gather_result_frames, info_list
-    from .kradar_eval import evaluate_protocols, fields_read, warm_up
+    from .kradar_eval import fields_read, warm_up
     from .loading import load_pickle, read_pair
     from .protocols import get_protocol
     from . import conditions as cond
@@ -179,16 +173,12 @@ def _evaluate_results(args, names, overrides, make_bar):
                                                                     args.trust_pickle)), classes),
                           classes, convention, args.dt_z_is_bottom)
     fields = fields_read(protos, args.iou_mode, args.eval_types)
-    out, inputs = [], []
+    inputs = []
     for proto in protos:
         gt_side, dt_side, kept = converted.sides(proto, fields)
-        bar = make_bar(len(gt_side), not args.no_progress)
-        out.extend(evaluate_protocols(gt_side, dt_side, args.classes, [proto], args.iou_mode, args.eval_types,
-                                      progress=bar, score_threshold=args.score_threshold))
-        if grouped:
-            b_side = other.sides(proto, fields)[1] if other is not None else None
-            inputs.append((gt_side, dt_side, b_side, [rows[i] for i in kept] if rows is not None else None))
-    return out, (_grouped(args, names, inputs, overrides) if grouped else None)
+        b_side = other.sides(proto, fields)[1] if other is not None else None
+        inputs.append((gt_side, dt_side, b_side, [rows[i] for i in kept] if rows is not None else None))
+    return _evaluate_sides(args, names, overrides, inputs, make_bar, frame_rule=False)
 
 
 def main(argv=None):

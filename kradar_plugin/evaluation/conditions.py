@@ -9,6 +9,8 @@ has no group.
 import json
 import os
 
+import numpy as np
+
 #: K-Radar's condition values in the order its papers print them (unknown values follow, sorted)
 WEATHER = ('normal', 'overcast', 'fog', 'rain', 'sleet', 'lightsnow', 'heavysnow')
 ROADS = ('urban', 'highway', 'countryside', 'alleyway', 'parkinglots', 'shoulder', 'mountain', 'university')
@@ -94,15 +96,18 @@ def _ordered(values, known):
 
 
 def groups(conditions, frames=None):
-    """``{group name: [frame index, ...]}`` in table order (insertion order): ``total`` then weather, road and
-    time groups (conditions None: ``total`` only). ``frames``: the frame indices evaluated (default all)."""
-    frames = list(range(len(conditions))) if frames is None else list(frames)
+    """``{group name: frame indices (int64 array)}`` in table order (insertion order): ``total`` then
+    weather, road and time groups (conditions None: ``total`` only). ``frames``: the frame indices
+    evaluated (default all). Values are compared as :func:`normalize` spells them."""
+    n = len(conditions) if conditions is not None else 0
+    frames = np.arange(n, dtype=np.int64) if frames is None else np.asarray(frames, dtype=np.int64)
     out = {'total': frames}
     if conditions is None:
         return out
     for key, prefix, known in KINDS:
-        values = [normalize(conditions[i].get(key)) for i in frames]
-        for value in _ordered(values, known):
-            name = '{}/{}'.format(prefix, value)
-            out[name] = [i for i, v in zip(frames, values) if v == value]
+        raw = [conditions[i].get(key) for i in frames.tolist()]
+        spelled = dict((value, normalize(value)) for value in set(raw))
+        values = np.array([spelled[value] for value in raw] or [''], dtype=object)[:len(raw)]
+        for value in _ordered(set(spelled.values()), known):
+            out['{}/{}'.format(prefix, value)] = frames[values == value]
     return out

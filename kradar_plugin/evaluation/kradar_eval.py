@@ -163,25 +163,8 @@ def _one_curve(protocol, args, ign_gt, ign_dt, order, min_overlap, compute_aos):
         (thresholds, recall, precision, orientation), best_p, best_o = statistics.every_score_curve(
             events, ign_dt, order, ap_mod.CURVE_POSITIONS)
         envelope = (best_p, best_o)
-    aos = None
-    if protocol.interpolation == 'r40':
-        if envelope is None:
-            envelope = (ap_mod.interpolated_precision(recall, precision, ap_mod.CURVE_POSITIONS),
-                        ap_mod.interpolated_precision(recall, orientation, ap_mod.CURVE_POSITIONS))
-        value = ap_mod.r40_from_curve(envelope[0])
-        if compute_aos:
-            aos = ap_mod.r40_from_curve(envelope[1])
-        curve_recall = ap_mod.CURVE_POSITIONS
-        curve_precision = envelope[0]
-    else:
-        average = ap_mod.ap_11_of_41 if protocol.interpolation == '11of41' else ap_mod.ap_all_41
-        prec41 = ap_mod.precision_at_sample_points(precision)
-        value = average(prec41)
-        if compute_aos:
-            aos = average(ap_mod.precision_at_sample_points(orientation))
-        # the legacy evaluators plot the 41 entries against i / 40 (an index, not the recall)
-        curve_recall = ap_mod.CURVE_POSITIONS
-        curve_precision = prec41
+    value, aos, curve_recall, curve_precision = ap_mod.curve_ap(protocol.interpolation, recall, precision,
+                                                                orientation, envelope, compute_aos)
     keep = _thin(len(thresholds))
     curve = {'recall': curve_recall, 'precision': curve_precision, 'threshold_recall': recall[keep],
              'threshold_precision': precision[keep], 'thresholds': thresholds[keep]}
@@ -265,22 +248,36 @@ def evaluate_protocols(gt_annos, dt_annos, current_classes, protocols, iou_mode=
     """:func:`evaluate_annos` for several protocols (names or Protocols) on the same input, which is
     checked once and shares its overlaps; returns one Evaluation per protocol, in order.
 
-    ``frame_rule``: apply each protocol's rule on frames without GT (dropped with their detections where
-    ``drop_frames_without_gt``), as K-Radar's pipeline does before its evaluator; ``score_threshold``: keep
-    the detections with ``score > T``. Both select from the checked frames without recomputing overlaps."""
+    ``frame_rule``: apply each protocol's rule on frames without GT of ``current_classes`` (dropped with
+    their detections where ``drop_frames_without_gt``), as K-Radar's pipeline does before its evaluator;
+    ``score_threshold``: keep the detections with ``score > T``. Both select from the checked frames
+    without recomputing overlaps."""
     protos = [get_protocol(p, iou_mode=iou_mode, **protocol_overrides) for p in protocols]
+    prepared = prepare(gt_annos, dt_annos, protos, eval_types)
+    return evaluate_prepared(prepared, current_classes, protos, eval_types, progress=progress,
+                             frame_rule=frame_rule, score_threshold=score_threshold)
+
+
+def prepare(gt_annos, dt_annos, protocols, eval_types=DEFAULT_EVAL_TYPES):
+    """Checked frames with their shared pair index and score orders; overlaps are computed on first use
+    and cached (``protocols``: names or Protocols, for the fields to check)."""
+    protos = [get_protocol(p) for p in protocols]
+    return _Prepared(check_frames(gt_annos, dt_annos, _reads_all(protos, check_eval_types(eval_types))))
+
+
+def evaluate_prepared(prepared, current_classes, protocols, eval_types=DEFAULT_EVAL_TYPES, *, progress=None,
+                      frame_rule=False, score_threshold=None):
+    """:func:`evaluate_protocols` on a :func:`prepare`-d set (Protocols)."""
+    protos = list(protocols)
     eval_types = check_eval_types(eval_types)
-    frames = check_frames(gt_annos, dt_annos, _reads_all(protos, eval_types))
+    frames = prepared.frames
     classes = resolve_classes(current_classes)
-    plans = [_plan(proto, frames, classes, eval_types) for proto in protos]
+    views = _views(prepared, protos, classes, frame_rule, score_threshold)
+    plans = [_plan(proto, views[proto.drop_frames_without_gt].frames if views else frames, classes, eval_types)
+             for proto in protos]
     if progress is not None:
         progress.start(1 + sum(plan[-1] for plan in plans), 'K-Radar {} ({} frames)'.format(
             '/'.join(p.name for p in protos), frames.n_frames))
-    prepared = _Prepared(frames)
-    views = _views(prepared, protos, frame_rule, score_threshold)
-    if views:
-        plans = [_plan(proto, views[proto.drop_frames_without_gt].frames, classes, eval_types) for proto in protos]
-    if progress is not None:
         progress.update(1)
     try:
         return [_evaluate(proto, views[proto.drop_frames_without_gt] if views else prepared, classes, plan, progress)
@@ -290,11 +287,11 @@ def evaluate_protocols(gt_annos, dt_annos, current_classes, protocols, iou_mode=
             progress.close()
 
 
-def _views(prepared, protos, frame_rule, score_threshold):
+def _views(prepared, protos, classes, frame_rule, score_threshold):
     """{drops frames without GT: prepared subset} when a frame rule or threshold applies, else None."""
-    from .subset import select
+    from .subset import frames_with_gt, select
     n = prepared.frames.n_frames
-    empty = np.diff(prepared.frames.gt_off) == 0
+    empty = ~frames_with_gt(prepared.frames, classes)
     dropping = frame_rule and bool(empty.any()) and any(p.drop_frames_without_gt for p in protos)
     if not dropping and score_threshold is None:
         return None

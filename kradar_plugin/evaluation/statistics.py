@@ -37,11 +37,12 @@ from ._jit import jit
 
 @jit
 def frame_events(ov, ov_off, gt_off, dt_off, order, rank, ign_gt, ign_dt, scores, gt_alpha, dt_alpha, dc_hit,
-                 min_overlap, compute_aos, first_pass, events, tp_scores, active, assigned, n_cand, first_cand,
-                 gt_match):
+                 min_overlap, compute_aos, first_pass, events, tp_scores, tp_frame, active, assigned, n_cand,
+                 first_cand, gt_match):
     """Fill ``events`` (one row per detection in global score order: the changes of tp, fp, fn and
     similarity at each frame's first detection of a score level; one row keeps the four in one cache
-    line) and the first-pass TP scores; returns (number of TP scores, fn with no detection active).
+    line) and the first-pass TP scores with their frames (``tp_frame``); returns (number of TP scores, fn
+    with no detection active).
 
     One matching routine serves both passes (``by_score``): the first pass lets every detection take
     part and each GT (in order) take the highest-scoring free detection above the IoU threshold; the
@@ -164,6 +165,7 @@ def frame_events(ov, ov_off, gt_off, dt_off, order, rank, ign_gt, ign_dt, scores
                         ntp += 1
                         if by_score:
                             tp_scores[n_tp] = scores[d0 + det]
+                            tp_frame[n_tp] = f
                             n_tp += 1
                         elif compute_aos:
                             nsim += (1.0 + np.cos(gt_alpha[g0 + i] - dt_alpha[d0 + det])) / 2.0
@@ -284,15 +286,22 @@ def every_score_curve(events, ign_dt, order, positions):
     descending; recall, precision and orientation similarity / (tp + fp) at each) and the interpolated
     precision / orientation at ``positions`` (max over the thresholds whose recall reaches each)."""
     events, base_fn = events
-    n = len(order.desc)
+    takes_part = np.ascontiguousarray(ign_dt[order.glob] != -1)
+    return envelope(events, base_fn, takes_part, order.desc, positions)
+
+
+def envelope(events, base_fn, takes_part, desc, positions):
+    """:func:`every_score_curve` from the events of detections in descending score order (``desc``),
+    those that take part flagged in ``takes_part`` (any selection of a set's rows in its global order)."""
+    n = len(desc)
     thresholds = np.zeros(n)
     recall = np.zeros(n)
     precision = np.zeros(n)
     orientation = np.zeros(n)
     top_p = np.zeros(len(positions))
     top_o = np.zeros(len(positions))
-    takes_part = np.ascontiguousarray(ign_dt[order.glob] != -1)
-    n_thr = _jit.call(_every_score_kernel, events, float(base_fn), takes_part, order.desc,
+    n_thr = _jit.call(_every_score_kernel, np.ascontiguousarray(events, dtype=np.float64), float(base_fn),
+                      np.ascontiguousarray(takes_part, dtype=np.bool_), np.ascontiguousarray(desc, dtype=np.float64),
                       np.ascontiguousarray(positions, dtype=np.float64), thresholds, recall, precision, orientation,
                       top_p, top_o)
     best_p = np.maximum.accumulate(top_p[::-1])[::-1]
@@ -300,20 +309,24 @@ def every_score_curve(events, ign_dt, order, positions):
     return (thresholds[:n_thr], recall[:n_thr], precision[:n_thr], orientation[:n_thr]), best_p, best_o
 
 
-def events_for(args, ign_gt, ign_dt, order, min_overlap, compute_aos, first_pass):
+def events_for(args, ign_gt, ign_dt, order, min_overlap, compute_aos, first_pass, with_frames=False):
     """Run :func:`frame_events` for one class / column / metric / IoU threshold.
 
     ``args`` = (ov, ov_off, gt_off, dt_off, scores, gt_alpha, dt_alpha, dc_hits) with ``dc_hits(min_overlap)``
-    giving :func:`dontcare_hits`. Returns ((events (n, 4) in global score order, base_fn), tp_scores)."""
+    giving :func:`dontcare_hits`. Returns ((events (n, 4) in global score order, base_fn), tp_scores), and
+    with ``with_frames`` the frame of each TP score as a third item."""
     ov, ov_off, gt_off, dt_off, scores, gt_alpha, dt_alpha, dc_hits = args
     events = np.zeros((len(scores), 4), dtype=np.float64)
     tp_scores = np.zeros(max(len(ign_gt), 1) if first_pass else 1, dtype=np.float64)
+    tp_frame = np.zeros(len(tp_scores), dtype=np.int64)
     max_nd = max(int(np.max(np.diff(dt_off))) if len(dt_off) > 1 else 1, 1)
     max_ng = max(int(np.max(np.diff(gt_off))) if len(gt_off) > 1 else 1, 1)
     n_tp, base_fn = _jit.call(frame_events, ov, ov_off, gt_off, dt_off, order.in_frame, order.rank, ign_gt, ign_dt,
                               scores, gt_alpha, dt_alpha, dc_hits(min_overlap), float(min_overlap),
-                              bool(compute_aos), bool(first_pass), events, tp_scores,
+                              bool(compute_aos), bool(first_pass), events, tp_scores, tp_frame,
                               np.zeros(max_nd, dtype=np.bool_), np.zeros(max_nd, dtype=np.bool_),
                               np.zeros(max_nd, dtype=np.int64), np.zeros(max_nd, dtype=np.int64),
                               np.zeros(max_ng, dtype=np.int64))
+    if with_frames:
+        return (events, int(base_fn)), tp_scores[:n_tp], tp_frame[:n_tp]
     return (events, int(base_fn)), tp_scores[:n_tp]

@@ -67,3 +67,29 @@ def select(prepared, frame_idx, dt_keep=None):
     sub.dt_alpha = np.ascontiguousarray(prepared.dt_alpha[dt_rows])
     sub.cache = dict((key, np.ascontiguousarray(values[positions])) for key, values in prepared.cache.items())
     return sub
+
+
+def frames_with_gt(frames, classes):
+    """Per frame (bool): does it hold a GT object of one of ``classes``? K-Radar's pipeline writes no
+    file for a frame whose label, after its class and region filter, is empty; EchoFusion's
+    ``format_anno`` drops such frames with their detections. GT of other classes do not count."""
+    codes = [code for cls in classes for code in frames.codes_of(cls)]
+    rows = np.isin(frames.gt['code'], codes)
+    gt_frame = np.repeat(np.arange(frames.n_frames, dtype=np.int64), np.diff(frames.gt_off))
+    return np.bincount(gt_frame[rows], minlength=frames.n_frames) > 0
+
+
+def in_region(side, pcd_limit_range):
+    """A checked annotation side (``validation.CheckedSide``) keeping the objects whose centre lies in a
+    benchmark's region ``(x_min, y_min, z_min, x_max, y_max, z_max)``, bounds included, in K-Radar's frame
+    (x, y, z) = (location[2], location[0], location[1]) of the evaluator layout."""
+    from .validation import check_columns
+    loc = side.data['location']
+    lo = np.asarray(pcd_limit_range[:3], dtype=np.float64)
+    hi = np.asarray(pcd_limit_range[3:], dtype=np.float64)
+    xyz = loc[:, [2, 0, 1]]
+    keep = np.all((xyz >= lo) & (xyz <= hi), axis=1)
+    owner = np.repeat(np.arange(side.n_frames, dtype=np.int64), np.diff(side.offsets))
+    offsets = _offsets(np.bincount(owner[keep], minlength=side.n_frames))
+    data = dict((key, value[keep]) for key, value in side.data.items())
+    return check_columns(side.side, data, offsets, side.fields)

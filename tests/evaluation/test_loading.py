@@ -117,7 +117,7 @@ class _Exits(object):
 def test_a_worker_error_comes_back_with_its_traceback(tmp_path, workers):
     files = _pickles(tmp_path, [GT], [_Exits()])
     with pytest.raises(RuntimeError, match=r"(?s)reading --dt-annos .* failed: SystemExit: 3\nTraceback.*load_pickle"):
-        loading.read_checked(files[1], files[3], set())
+        loading.read_checked(files[1], files[3], set(), trusted=True)
 
 
 def test_checked_side_must_cover_what_the_evaluation_reads():
