@@ -143,3 +143,14 @@ def test_uncaught_error_outside_the_evaluation_reaches_the_launcher_summary(proj
     summary = job.output[job.output.rindex('Root Cause'):]
     assert 'error_file: <N/A>' not in summary and 'MVXFasterRCNNN' in summary and 'Traceback' in summary, \
         job.describe()
+
+
+def test_our_train_script_under_torch_distributed_launch(project_dir, tmp_path):
+    """Our tools/train.py started by torch < 2.0's ``torch.distributed.launch`` (it passes ``--local_rank``
+    to every process) with --eval-only, as a user's own dist_train.sh would start it."""
+    from .conftest import ROOT
+    cmd = [sys.executable, '-m', 'torch.distributed.launch', '--nproc_per_node=2', '--master_port=' + free_port(),
+           osp.join(ROOT, 'tools', 'train.py'), CONFIG, '--launcher', 'pytorch', '--work-dir',
+           str(tmp_path / 'ours'), '--eval-only']
+    job = launch(cmd, project_dir, tmp_path / 'ours', {'PYTHONPATH': str(project_dir) + ':' + ROOT})
+    assert_eval_only(job)
