@@ -6,6 +6,10 @@ mmcv 1.x ``evaluate`` (``pts_bbox/<kradar_eval key>``) -- fed from ``Det3DDataSa
 (the position of the frame in that list, as mmengine datasets number their samples).
 
     val_evaluator = dict(type='KRadarMetric', ann_file=data_root + 'kradar_infos_val.pkl', protocol='fixed')
+    val_evaluator = dict(type='KRadarMetric', ann_file=..., protocol='kradar', benchmark='v2', score_threshold=0.3)
+
+When the infos carry K-Radar's conditions (EchoFusion's ``road_type``, ``capture_time``, ``climate``), the
+per-weather paper table (``kradar_format.condition_table``) is logged after the metrics.
 
 How the boxes are read: ``box_convention`` (the mmdet3d the model was trained under; None = the dataset's
 ``metainfo['box_convention']``, else the installed mmdet3d's) and ``dt_z_is_bottom`` (None = the dataset's
@@ -27,7 +31,7 @@ from mmengine.logging import print_log
 from mmengine.registry import METRICS
 
 from kradar_plugin.datasets.result_io import leaf_to_numpy, new_results_path, write_results_pickle
-from kradar_plugin.evaluation.protocols import (ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE,
+from kradar_plugin.evaluation.protocols import (BENCHMARKS, ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE,
                                                 PROTOCOL_NAMES)
 
 #: result branch of the 1.x ``evaluate`` keys, and the metrics evaluated on it
@@ -75,8 +79,10 @@ class KRadarMetric(BaseMetric):
     """K-Radar AP (``kradar_plugin.evaluation``) for mmengine evaluators; see the module docstring.
 
     Args: ``ann_file`` (K-Radar info pickle), ``classes`` (default: the dataset's ``metainfo['classes']``),
-    ``protocol`` ('legacy' | 'revised' | 'fixed'), ``eval_types`` (default bbox, bev, 3d),
-    ``pcd_limit_range``/``azi_limit_range`` (EchoFusion's ROI by default), ``dt_z_is_bottom``,
+    ``protocol`` ('legacy' | 'kradar' | 'revised' | 'fixed'), ``eval_types`` (default bbox, bev, 3d),
+    ``pcd_limit_range``/``azi_limit_range`` (EchoFusion's ROI by default), ``benchmark`` ('v1' | 'v2':
+    K-Radar's region, replacing ``pcd_limit_range``), ``score_threshold`` (keep detections with
+    ``score > T``), ``dt_z_is_bottom``,
     ``box_convention``, ``results_dir`` (where the results pickle goes; default the log directory, else the
     temp dir), ``collect_device``, ``prefix`` (none by default: keys as the 1.x ``evaluate``), and protocol
     settings (``distance_edges=...``, ``iou_mode=...``).
@@ -87,7 +93,7 @@ class KRadarMetric(BaseMetric):
     def __init__(self, ann_file, classes=None, protocol='legacy', eval_types=DEFAULT_EVAL_TYPES,
                  pcd_limit_range=ECHOFUSION_PCD_LIMIT_RANGE, azi_limit_range=ECHOFUSION_AZIMUTH_RANGE,
                  dt_z_is_bottom=None, box_convention=None, results_dir=None, collect_device='cpu',
-                 prefix=None, **protocol_overrides):
+                 prefix=None, benchmark=None, score_threshold=None, **protocol_overrides):
         super(KRadarMetric, self).__init__(collect_device=collect_device, prefix=prefix)
         if protocol not in PROTOCOL_NAMES:
             raise ValueError('protocol={!r}: expected one of {}'.format(protocol, list(PROTOCOL_NAMES)))
@@ -100,6 +106,10 @@ class KRadarMetric(BaseMetric):
         self.dt_z_is_bottom = dt_z_is_bottom
         self.box_convention = box_convention
         self.results_dir = results_dir
+        if benchmark is not None and benchmark not in BENCHMARKS:
+            raise ValueError('benchmark={!r}: expected one of {}'.format(benchmark, sorted(BENCHMARKS)))
+        self.benchmark = benchmark
+        self.score_threshold = None if score_threshold is None else float(score_threshold)
         self.protocol_overrides = protocol_overrides
         self.last_results_file = None
         self.last_result_str = None
@@ -159,7 +169,7 @@ class KRadarMetric(BaseMetric):
                 frames, results, classes, protocol=self.protocol, eval_types=self.eval_types,
                 pcd_limit_range=self.pcd_limit_range, azi_limit_range=self.azi_limit_range,
                 dt_z_is_bottom=self.z_is_bottom(), box_convention=self.convention(),
-                **self.protocol_overrides)
+                benchmark=self.benchmark, score_threshold=self.score_threshold, **self.protocol_overrides)
         except Exception:
             print_log('K-Radar evaluation failed; re-run it offline with:\n  ' + self.offline_eval_command(path),
                       logger='current', level=logging.ERROR)
@@ -167,8 +177,27 @@ class KRadarMetric(BaseMetric):
         self.last_result_str = result_str
         print_log('K-Radar evaluation of {} ({} protocol, {} frames):\n{}'.format(
             BRANCH, self.protocol, len(results), result_str), logger='current')
+        self._log_conditions(frames, results, classes)
         # 4 decimals, as EchoFusion (and the 1.x evaluate) round the metric dict
         return {'{}/{}'.format(BRANCH, key): float('{:.4f}'.format(float(value))) for key, value in metrics.items()}
+
+    def _log_conditions(self, frames, results, classes):
+        """K-Radar's per-weather table when the infos carry conditions; never the reason an evaluation
+        fails."""
+        from kradar_plugin.datasets.kradar_format import condition_table
+        try:
+            table = condition_table(frames, results, classes, protocol=self.protocol,
+                                    pcd_limit_range=self.pcd_limit_range, azi_limit_range=self.azi_limit_range,
+                                    dt_z_is_bottom=self.z_is_bottom(), box_convention=self.convention(),
+                                    score_threshold=self.score_threshold, benchmark=self.benchmark,
+                                    **self.protocol_overrides)
+        except Exception as exc:  # noqa: BLE001 - the metrics stand; say why the table is missing
+            print_log('K-Radar per-condition table skipped: {}: {}'.format(type(exc).__name__, exc),
+                      logger='current', level=logging.WARNING)
+            return
+        if table:
+            print_log('K-Radar evaluation of {} per condition ({} protocol):\n{}'.format(
+                BRANCH, self.protocol, table), logger='current')
 
     # ---- results on disk ----
     def settings(self):
@@ -177,6 +206,7 @@ class KRadarMetric(BaseMetric):
                 'pcd_limit_range': list(self.pcd_limit_range) if self.pcd_limit_range is not None else None,
                 'azi_limit_range': list(self.azi_limit_range) if self.azi_limit_range is not None else None,
                 'dt_z_is_bottom': self.z_is_bottom(), 'box_convention': self.convention(),
+                'benchmark': self.benchmark, 'score_threshold': self.score_threshold,
                 'protocol_overrides': dict(self.protocol_overrides)}
 
     def save_results(self, results, frames, results_path=None):
@@ -208,6 +238,10 @@ class KRadarMetric(BaseMetric):
         parts = ['kradar-eval', '--infos', sidecar(results_path, 'infos.pkl'), '--results', results_path,
                  '--classes'] + ["'{}'".format(c) if ' ' in c else c for c in self.class_names()]
         parts += ['--protocol', self.protocol, '--eval-types'] + list(self.eval_types)
+        if self.benchmark is not None:
+            parts += ['--benchmark', self.benchmark]
+        if self.score_threshold is not None:
+            parts += ['--score-threshold', '{!r}'.format(self.score_threshold)]
         parts += ["--box-convention='{}'".format(resolve_box_convention(self.convention()))]
         if self.z_is_bottom():
             parts.append('--dt-z-is-bottom')
@@ -222,7 +256,7 @@ def sidecar(results_path, suffix):
 def evaluate_saved(results_path, protocol=None):
     """Re-run a ``KRadarMetric`` evaluation offline (no runner, no model): ``(result_str,
     metrics)`` from the results pickle that ``KRadarMetric.save_results`` wrote and its sidecar files;
-    ``protocol`` overrides the saved one ('legacy', 'revised', 'fixed')."""
+    ``protocol`` overrides the saved one ('legacy', 'kradar', 'revised', 'fixed')."""
     from kradar_plugin.datasets.kradar_format import evaluate_results
     with open(results_path, 'rb') as f:
         results = pickle.load(f)
@@ -235,5 +269,6 @@ def evaluate_saved(results_path, protocol=None):
         eval_types=settings['eval_types'],
         pcd_limit_range=settings['pcd_limit_range'], azi_limit_range=settings['azi_limit_range'],
         dt_z_is_bottom=settings['dt_z_is_bottom'], box_convention=settings['box_convention'],
+        benchmark=settings.get('benchmark'), score_threshold=settings.get('score_threshold'),
         **settings['protocol_overrides'])
     return result_str, {'{}/{}'.format(BRANCH, k): float('{:.4f}'.format(float(v))) for k, v in metrics.items()}
