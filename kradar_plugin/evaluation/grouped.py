@@ -38,7 +38,9 @@ class Grouped(object):
     def n_frames(self):
         return self.sides[0].frames.n_frames
 
-    def tables(self, proto, classes, eval_types):
+    def tables(self, protocol, classes, eval_types):
+        """The :class:`EventTable` of each model for a protocol (name or Protocol), built once."""
+        proto = get_protocol(protocol)
         key = (proto, tuple(classes), tuple(eval_types))
         if key not in self._tables:
             self._tables[key] = [EventTable(proto, side, classes, eval_types) for side in self.sides]
