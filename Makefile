@@ -18,8 +18,9 @@ env-light:
 ## The main job: eval-only launch of the EchoFusion-shaped project (real mmdet3d detector, 2 gloo processes on
 ## CPU) from the project's own directory, on a checkpoint trained once by a 2-process run (cached in
 ## $(PROJECT)/work_dirs/demo_train; DEMO_TRAIN=0 evaluates the initial weights instead). The eval-only run logs
-## the project's own (EchoFusion-flow) AP table; kradar-eval then prints legacy/revised/fixed side by side on the
-## predictions that run saved.
+## the project's own (EchoFusion-flow) AP table; kradar-eval then prints legacy/kradar/revised/fixed side by side
+## on the predictions that run saved, and K-Radar's per-weather paper table (kradar protocol, score > 0.3, IoU
+## 0.3, bootstrap intervals over sequences).
 DEMO_TRAIN ?= 1
 DEMO_CKPT   = work_dirs/demo_train/latest.pth
 demo: env
@@ -34,6 +35,9 @@ demo: env
 		$$( [ "$(DEMO_TRAIN)" = 1 ] && echo --cfg-options load_from=$(DEMO_CKPT) )
 	@cd $(PROJECT) && $(CURDIR)/$(VENV)/bin/kradar-eval --infos data/kradar/kradar_infos_val.pkl \
 		--results work_dirs/demo/eval_results/results_epoch_0.pkl --classes Sedan --protocol all
+	@cd $(PROJECT) && $(CURDIR)/$(VENV)/bin/kradar-eval --infos data/kradar/kradar_infos_val.pkl \
+		--results work_dirs/demo/eval_results/results_epoch_0.pkl --classes Sedan --protocol kradar \
+		--score-threshold 0.3 --iou-mode easy --table markdown --bootstrap 50 --no-progress | sed -n '/per condition/,$$p'
 
 ## The earlier, smaller demo: kradar_plugin's own dataset and a tiny detector (no mmdet3d).
 demo-tiny: env
@@ -76,7 +80,7 @@ test-echofusion: env-echofusion
 
 demo-echofusion: env-echofusion
 	@$(VENV_EF)/bin/python tools/create_demo_data.py --out $(PROJECT)/data/kradar --frames 100 --train-frames 400
-	@rm -rf $(PROJECT)/tools && cp -r $$($(VENV_EF)/bin/python -c 'import mmdet3d, os; print(os.path.join(os.path.dirname(mmdet3d.__file__), ".mim", "tools"))') $(PROJECT)/tools
+	@rm -rf $(PROJECT)/tools && cp -r "$$($(VENV_EF)/bin/python -c 'import importlib.util as u, os; print(os.path.join(u.find_spec("mmdet3d").submodule_search_locations[0], ".mim", "tools"))')" $(PROJECT)/tools
 	@if [ "$(DEMO_TRAIN)" = 1 ] && [ ! -f $(PROJECT)/$(EF_CKPT) ]; then \
 		echo "[demo-echofusion] training the demo checkpoint once (6 epochs of 400 frames, 2 processes)"; \
 		cd $(PROJECT) && mkdir -p work_dirs && PATH=$(CURDIR)/$(VENV_EF)/bin:$$PATH PORT=$$(shuf -i 20000-40000 -n 1) \
@@ -87,6 +91,9 @@ demo-echofusion: env-echofusion
 		$$( [ "$(DEMO_TRAIN)" = 1 ] && echo --cfg-options load_from=$(EF_CKPT) )
 	@cd $(PROJECT) && $(CURDIR)/$(VENV_EF)/bin/kradar-eval --infos data/kradar/kradar_infos_val.pkl \
 		--results work_dirs/demo_ef/eval_results/results_epoch_0.pkl --classes Sedan --protocol all
+	@cd $(PROJECT) && $(CURDIR)/$(VENV_EF)/bin/kradar-eval --infos data/kradar/kradar_infos_val.pkl \
+		--results work_dirs/demo_ef/eval_results/results_epoch_0.pkl --classes Sedan --protocol kradar \
+		--score-threshold 0.3 --iou-mode easy --table markdown --bootstrap 50 --no-progress | sed -n '/per condition/,$$p'
 
 .PHONY: env-mm2 test-mm2 demo-mm2
 VENV_MM2  ?= .venv-mm2
