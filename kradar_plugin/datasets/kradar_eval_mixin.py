@@ -113,8 +113,9 @@ class KRadarEvalMixin(object):
         ``results_dir``, the logger's work dir or the temp dir) and the path is logged, so a failing
         evaluation loses nothing. With ``pklfile_prefix``/``submission_prefix`` on an mmdet3d ``KittiDataset``
         (EchoFusion's base class), its ``format_results`` also writes what EchoFusion writes there
-        (``<prefix>pts_bbox.pkl`` and KITTI text files). ``protocol``: 'legacy', 'revised' or 'fixed' (default
-        ``self.eval_protocol``); other keywords: ``kradar_format.evaluate_results`` options and protocol
+        (``<prefix>pts_bbox.pkl`` and KITTI text files). ``protocol``: 'legacy', 'kradar', 'revised' or 'fixed' (default
+        ``self.eval_protocol``); other keywords: ``KRadarEvaluator`` options (``benchmark``,
+        ``score_threshold``, ``bootstrap``, ...) and protocol
         settings; anything else is ignored with one warning. ``show``/``out_dir``/``pipeline`` go to
         ``self.show`` as in EchoFusion. Returns ``{'<branch>/<metric key>': value}``."""
         saved, self.kradar_saved_results = getattr(self, 'kradar_saved_results', None), None
@@ -152,46 +153,52 @@ class KRadarEvalMixin(object):
                      '--protocol', protocol, "--box-convention '{}'".format(convention)]
         if kwargs.get('dt_z_is_bottom', getattr(self, 'results_z_is_bottom', False)):
             parts.append('--dt-z-is-bottom')
+        if kwargs.get('benchmark'):
+            parts += ['--benchmark', str(kwargs['benchmark'])]
+        if kwargs.get('score_threshold') is not None:
+            parts += ['--score-threshold', '{!r}'.format(float(kwargs['score_threshold']))]
         return ' '.join(parts)
 
     def _kradar_evaluate(self, results, protocol, logger, kwargs):
-        from kradar_plugin.datasets.kradar_format import evaluate_results
+        """One ``KRadarEvaluator`` per result branch (the CLI's and ``KRadarMetric``'s object): metrics and,
+        when the infos carry conditions, the per-weather table from one conversion of the frames."""
+        from kradar_plugin.evaluation.evaluator import KRadarEvaluator
         infos = self.data_infos
         if len(results) != len(infos):
             raise ValueError(
                 '{} results for {} frames in data_infos: distributed results were duplicated or truncated, '
                 'or the dataset was sliced after inference'.format(len(results), len(infos)))
         pcd, azi = self._kradar_limits()
-        call_kwargs = self._kradar_eval_kwargs(evaluate_results, kwargs, logger)
+        call_kwargs = self._kradar_eval_kwargs(KRadarEvaluator, kwargs, logger)
         call_kwargs.setdefault('dt_z_is_bottom', bool(getattr(self, 'results_z_is_bottom', False)))
         call_kwargs.setdefault('box_convention', getattr(self, 'box_convention', None))
         self._kradar_log_notes(protocol, call_kwargs['box_convention'], logger)
         flat = {}
         for branch, eval_types in self._kradar_branches(results):
             frames = [r[branch] if isinstance(r, dict) and branch in r else r for r in results]
-            result_str, metrics = evaluate_results(
-                infos, frames, list(self.CLASSES), protocol=protocol, eval_types=eval_types,
-                pcd_limit_range=pcd, azi_limit_range=azi, **call_kwargs)
-            _print_log('K-Radar evaluation of {} ({} protocol):\n{}'.format(branch, protocol, result_str),
-                       logger=logger)
-            if 'bev' in eval_types:
-                self._kradar_log_conditions(infos, frames, protocol, pcd, azi, call_kwargs, branch, logger)
+            evaluator = KRadarEvaluator(list(self.CLASSES), protocol, eval_types, pcd_limit_range=pcd,
+                                        azi_limit_range=azi, conditions='auto' if 'bev' in eval_types else None,
+                                        **call_kwargs)
+            evaluator.process(infos, frames)
+            metrics = evaluator.evaluate()
+            _print_log('K-Radar evaluation of {} ({} protocol):\n{}'.format(
+                branch, protocol, evaluator.evaluations[0].result_str), logger=logger)
+            self._kradar_log_conditions(evaluator, protocol, branch, logger)
             for key, value in metrics.items():
                 # 4 decimals, as EchoFusion rounds its metric dict
                 flat['{}/{}'.format(branch, key)] = float('{:.4f}'.format(float(value)))
         return flat
 
-    def _kradar_log_conditions(self, infos, frames, protocol, pcd, azi, call_kwargs, branch, logger):
+    @staticmethod
+    def _kradar_log_conditions(evaluator, protocol, branch, logger):
         """K-Radar's per-weather table when the infos carry conditions (EchoFusion's do); never the reason
         an evaluation fails."""
-        from kradar_plugin.datasets.kradar_format import condition_table
-        try:
-            table = condition_table(infos, frames, list(self.CLASSES), protocol=protocol, pcd_limit_range=pcd,
-                                    azi_limit_range=azi, **call_kwargs)
-        except Exception as exc:  # noqa: BLE001 - the metrics above stand; say why the table is missing
+        if evaluator.group_error is not None:
+            exc = evaluator.group_error
             _print_log('K-Radar per-condition table skipped: {}: {}'.format(type(exc).__name__, exc),
                        logger=logger, level=logging.WARNING)
             return
+        table = evaluator.table()
         if table:
             _print_log('K-Radar evaluation of {} per condition ({} protocol):\n{}'.format(branch, protocol, table),
                        logger=logger)
@@ -238,12 +245,12 @@ class KRadarEvalMixin(object):
             tmp_dir.cleanup()
 
     def _kradar_eval_kwargs(self, func, kwargs, logger):
-        """The keywords ``func`` (``evaluate_results``) and the protocol table accept; the others (options
+        """The keywords ``func`` (``KRadarEvaluator``) and the protocol table accept; the others (options
         of other evaluators an ``evaluation`` dict may carry) are dropped with one warning."""
         params = inspect.signature(func).parameters
         named = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-        reserved = ('infos', 'results', 'class_names', 'protocol', 'eval_types', 'pcd_limit_range',
-                    'azi_limit_range')
+        reserved = ('self', 'infos', 'results', 'class_names', 'classes', 'protocol', 'eval_types',
+                    'pcd_limit_range', 'azi_limit_range', 'conditions', 'grouped')
         known = set(n for n in named if n not in reserved) | set(PROTOCOL_FIELDS)
         dropped = sorted(k for k in kwargs if k not in known)
         if dropped:

@@ -14,9 +14,7 @@ import numpy as np
 from kradar_plugin.datasets.box_convention import resolve_box_convention
 from kradar_plugin.datasets.kradar_columns import (Converted, check_frame_counts, dt_columns, gather_infos,
                                                    gather_result_frames, gt_columns, info_list, split_frames)
-from kradar_plugin.evaluation.kradar_eval import evaluate_protocols, fields_read, kradar_eval
-from kradar_plugin.evaluation.protocols import (BENCHMARKS, ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE,
-                                                get_protocol)
+from kradar_plugin.evaluation.protocols import ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE, get_protocol
 
 
 def _index(frame_index):
@@ -88,25 +86,22 @@ def evaluate_results(infos, results, class_names, protocol='legacy', eval_types=
     with ``kradar_eval``'s keys (no 'pts_bbox/' prefix). ``box_convention``: 'mmdet3d<1.0', 'mmdet3d>=1.0'
     or None (the installed mmdet3d's), the convention of the mmdet3d the model was trained under.
     ``benchmark``: 'v1' or 'v2' (K-Radar's region, replacing ``pcd_limit_range``); ``score_threshold``: keep
-    detections with ``score > T``."""
-    conv = converted(infos, results, class_names, dt_z_is_bottom, box_convention)
-    proto = _protocol_from(protocol, _region(benchmark, pcd_limit_range), azi_limit_range, protocol_overrides)
-    if eval_types is None:
-        eval_types = ('bbox', 'bev', '3d')
-    gt, dt, _ = conv.sides(proto, fields_read([proto], eval_types=eval_types))
-    if score_threshold is None:
-        return kradar_eval(gt, dt, list(class_names), eval_types=eval_types, protocol=proto)
-    ev = evaluate_protocols(gt, dt, list(class_names), [proto], eval_types=eval_types,
-                            score_threshold=score_threshold)[0]
-    return ev.result_str, ev.ap_dict
+    detections with ``score > T``. One ``KRadarEvaluator`` does the work (the dataset evaluations use it
+    directly)."""
+    evaluator = _evaluator(class_names, protocol, eval_types, pcd_limit_range, azi_limit_range, dt_z_is_bottom,
+                           box_convention, benchmark, score_threshold, None, protocol_overrides)
+    evaluator.process(info_list(infos), results)
+    metrics = evaluator.evaluate()
+    return evaluator.evaluations[0].result_str, metrics
 
 
-def _region(benchmark, pcd_limit_range):
-    if benchmark is None:
-        return pcd_limit_range
-    if benchmark not in BENCHMARKS:
-        raise ValueError('benchmark={!r}: K-Radar benchmarks are {}'.format(benchmark, sorted(BENCHMARKS)))
-    return BENCHMARKS[benchmark]['pcd_limit_range']
+def _evaluator(class_names, protocol, eval_types, pcd_limit_range, azi_limit_range, dt_z_is_bottom,
+               box_convention, benchmark, score_threshold, conditions, protocol_overrides):
+    from kradar_plugin.evaluation.evaluator import KRadarEvaluator
+    return KRadarEvaluator(list(class_names), protocol, eval_types or ('bbox', 'bev', '3d'), benchmark=benchmark,
+                           pcd_limit_range=pcd_limit_range, azi_limit_range=azi_limit_range,
+                           score_threshold=score_threshold, conditions=conditions, box_convention=box_convention,
+                           dt_z_is_bottom=dt_z_is_bottom, **protocol_overrides)
 
 
 def condition_table(infos, results, class_names, protocol='legacy', pcd_limit_range=None, azi_limit_range=None,
@@ -114,14 +109,13 @@ def condition_table(infos, results, class_names, protocol='legacy', pcd_limit_ra
                     **protocol_overrides):
     """K-Radar's per-weather paper table of model results (Total and each weather, AP3D and APBEV), or None
     when the infos carry no conditions (``road_type``, ``capture_time``, ``climate``)."""
-    from kradar_plugin.evaluation import conditions as cond
-    from kradar_plugin.evaluation.grouped import evaluate_grouped
-    from kradar_plugin.evaluation.tables import render
-    if not infos or any(k not in info for info in infos for k in ('road_type', 'capture_time', 'climate')):
+    infos = info_list(infos)
+    evaluator = _evaluator(class_names, protocol, ('bev', '3d'), pcd_limit_range, azi_limit_range, dt_z_is_bottom,
+                           box_convention, benchmark, score_threshold, 'auto', protocol_overrides)
+    if evaluator.condition_rows(infos) is None:
         return None
-    conv = converted(infos, results, class_names, dt_z_is_bottom, box_convention)
-    proto = _protocol_from(protocol, _region(benchmark, pcd_limit_range), azi_limit_range, protocol_overrides)
-    gt, dt, kept = conv.sides(proto, fields_read([proto], eval_types=('bev', '3d')))
-    rows = cond.from_infos([infos[i] for i in kept])
-    _, groups = evaluate_grouped(gt, dt, list(class_names), proto, rows, score_threshold=score_threshold)
-    return render(groups, list(class_names), proto.iou_thresholds, fmt)
+    evaluator.process(infos, results)
+    evaluator.evaluate()
+    if evaluator.group_error is not None:
+        raise evaluator.group_error
+    return evaluator.table(fmt)

@@ -9,7 +9,8 @@ mmcv 1.x ``evaluate`` (``pts_bbox/<kradar_eval key>``) -- fed from ``Det3DDataSa
     val_evaluator = dict(type='KRadarMetric', ann_file=..., protocol='kradar', benchmark='v2', score_threshold=0.3)
 
 When the infos carry K-Radar's conditions (EchoFusion's ``road_type``, ``capture_time``, ``climate``), the
-per-weather paper table (``kradar_format.condition_table``) is logged after the metrics.
+per-weather paper table is logged after the metrics; one ``KRadarEvaluator`` (the object ``kradar-eval`` and
+the 1.x dataset evaluation use) computes both from one conversion of the frames.
 
 How the boxes are read: ``box_convention`` (the mmdet3d the model was trained under; None = the dataset's
 ``metainfo['box_convention']``, else the installed mmdet3d's) and ``dt_z_is_bottom`` (None = the dataset's
@@ -147,7 +148,6 @@ class KRadarMetric(BaseMetric):
             })
 
     def compute_metrics(self, results):
-        from kradar_plugin.datasets.kradar_format import evaluate_results
         classes = self.class_names()
         infos = load_kradar_infos(self.ann_file)
         order = [r['sample_idx'] for r in results]
@@ -164,40 +164,43 @@ class KRadarMetric(BaseMetric):
         path = self.save_results(results, frames, results_path=reuse)
         print_log('K-Radar evaluation: results of {} frames saved to {}{}'.format(
             len(results), path, ' (by the runner, before compute_metrics)' if reuse else ''), logger='current')
+        evaluator = self.evaluator(classes)
         try:
-            result_str, metrics = evaluate_results(
-                frames, results, classes, protocol=self.protocol, eval_types=self.eval_types,
-                pcd_limit_range=self.pcd_limit_range, azi_limit_range=self.azi_limit_range,
-                dt_z_is_bottom=self.z_is_bottom(), box_convention=self.convention(),
-                benchmark=self.benchmark, score_threshold=self.score_threshold, **self.protocol_overrides)
+            evaluator.process(frames, results)
+            metrics = evaluator.evaluate()
         except Exception:
             print_log('K-Radar evaluation failed; re-run it offline with:\n  ' + self.offline_eval_command(path),
                       logger='current', level=logging.ERROR)
             raise
-        self.last_result_str = result_str
+        self.last_result_str = result_str = evaluator.evaluations[0].result_str
         print_log('K-Radar evaluation of {} ({} protocol, {} frames):\n{}'.format(
             BRANCH, self.protocol, len(results), result_str), logger='current')
-        self._log_conditions(frames, results, classes)
+        self._log_conditions(evaluator)
         # 4 decimals, as EchoFusion (and the 1.x evaluate) round the metric dict
         return {'{}/{}'.format(BRANCH, key): float('{:.4f}'.format(float(value))) for key, value in metrics.items()}
 
-    def _log_conditions(self, frames, results, classes):
+    def evaluator(self, classes=None):
+        """The ``KRadarEvaluator`` of these settings (the one ``kradar-eval`` and the 1.x evaluate use)."""
+        from kradar_plugin.evaluation.evaluator import KRadarEvaluator
+        return KRadarEvaluator(classes or self.class_names(), self.protocol, self.eval_types,
+                               pcd_limit_range=self.pcd_limit_range, azi_limit_range=self.azi_limit_range,
+                               benchmark=self.benchmark, score_threshold=self.score_threshold, conditions='auto',
+                               box_convention=self.convention(), dt_z_is_bottom=self.z_is_bottom(),
+                               **self.protocol_overrides)
+
+    @staticmethod
+    def _log_conditions(evaluator):
         """K-Radar's per-weather table when the infos carry conditions; never the reason an evaluation
         fails."""
-        from kradar_plugin.datasets.kradar_format import condition_table
-        try:
-            table = condition_table(frames, results, classes, protocol=self.protocol,
-                                    pcd_limit_range=self.pcd_limit_range, azi_limit_range=self.azi_limit_range,
-                                    dt_z_is_bottom=self.z_is_bottom(), box_convention=self.convention(),
-                                    score_threshold=self.score_threshold, benchmark=self.benchmark,
-                                    **self.protocol_overrides)
-        except Exception as exc:  # noqa: BLE001 - the metrics stand; say why the table is missing
+        if evaluator.group_error is not None:
+            exc = evaluator.group_error
             print_log('K-Radar per-condition table skipped: {}: {}'.format(type(exc).__name__, exc),
                       logger='current', level=logging.WARNING)
             return
+        table = evaluator.table()
         if table:
             print_log('K-Radar evaluation of {} per condition ({} protocol):\n{}'.format(
-                BRANCH, self.protocol, table), logger='current')
+                BRANCH, evaluator.protocols[0].name, table), logger='current')
 
     # ---- results on disk ----
     def settings(self):

@@ -115,29 +115,20 @@ def _evaluations(args):
     return _evaluate_sides(args, names, overrides, [(gt, dt, other, conditions)], make_bar, frame_rule=True)
 
 
-def _evaluate_sides(args, names, overrides, inputs, make_bar, frame_rule):
-    """Evaluations and grouped results of ``inputs``: one (gt, dt, model B's dt or None, conditions or
-    None) for every protocol, or one per protocol. Each input is checked and its overlaps computed once."""
-    from .grouped import Grouped
-    from .kradar_eval import evaluate_prepared, prepare
-    from .protocols import get_protocol
-    protos = [get_protocol(name, iou_mode=args.iou_mode, **overrides) for name in names]
-    grouped_mode = _grouped_mode(args)
-    evaluations, grouped = [], {}
-    shared = len(inputs) == 1
-    for n, proto in enumerate(protos):
-        gt, dt, other, conditions = inputs[0 if shared else n]
-        if n == 0 or not shared:
-            reading = protos if shared else [proto]
-            side = prepare(gt, dt, reading, args.eval_types)
-            both = Grouped(side, prepare(gt, other, reading, args.eval_types) if other is not None else None)
-        bar = make_bar(side.frames.n_frames, not args.no_progress)
-        evaluations.extend(evaluate_prepared(side, args.classes, [proto], args.eval_types, progress=bar,
-                                             frame_rule=frame_rule, score_threshold=args.score_threshold))
-        if grouped_mode:
-            grouped[proto.name] = both.groups(proto, args.classes, conditions, args.score_threshold,
-                                              args.eval_types, args.bootstrap, args.seed)
-    return evaluations, (grouped if grouped_mode else None)
+def _evaluator(args, names, overrides):
+    """The :class:`KRadarEvaluator` the arguments describe (the dataset evaluations use the same one)."""
+    from .evaluator import KRadarEvaluator
+    settings = dict((k, v) for k, v in overrides.items() if k != 'pcd_limit_range')   # --benchmark's
+    return KRadarEvaluator(args.classes, names, args.eval_types, args.iou_mode, benchmark=args.benchmark,
+                           score_threshold=args.score_threshold, conditions=None, bootstrap=args.bootstrap,
+                           seed=args.seed, box_convention=args.box_convention, dt_z_is_bottom=args.dt_z_is_bottom,
+                           grouped=_grouped_mode(args) or None, **settings)
+
+
+def _evaluate_sides(args, names, overrides, inputs, make_bar, frame_rule, evaluator=None):
+    """Evaluations and grouped results of ``inputs`` (see ``KRadarEvaluator.evaluate_sides``)."""
+    evaluator = evaluator or _evaluator(args, names, overrides)
+    return evaluator.evaluate_sides(inputs, frame_rule, progress=lambda n: make_bar(n, not args.no_progress))
 
 
 def _evaluate_results(args, names, overrides, make_bar):
@@ -147,11 +138,11 @@ def _evaluate_results(args, names, overrides, make_bar):
     from kradar_plugin.datasets.kradar_columns import Converted, gather_infos, gather_result_frames, info_list
     from .kradar_eval import fields_read, warm_up
     from .loading import load_pickle, read_pair
-    from .protocols import get_protocol
     from . import conditions as cond
     classes = tuple(args.classes)
     convention = resolve_box_convention(args.box_convention)
-    protos = [get_protocol(name, **overrides) for name in names]
+    evaluator = _evaluator(args, names, overrides)
+    protos = evaluator.protocols
     grouped = _grouped_mode(args)
 
     def gather(infos):
@@ -178,7 +169,7 @@ def _evaluate_results(args, names, overrides, make_bar):
         gt_side, dt_side, kept = converted.sides(proto, fields)
         b_side = other.sides(proto, fields)[1] if other is not None else None
         inputs.append((gt_side, dt_side, b_side, [rows[i] for i in kept] if rows is not None else None))
-    return _evaluate_sides(args, names, overrides, inputs, make_bar, frame_rule=False)
+    return _evaluate_sides(args, names, overrides, inputs, make_bar, frame_rule=False, evaluator=evaluator)
 
 
 def main(argv=None):

@@ -1,0 +1,226 @@
+"""``KRadarEvaluator``: the one K-Radar evaluation object that ``kradar-eval``, the mmcv 1.x dataset mixin
+and mmengine's ``KRadarMetric`` all use, so every feature (protocols, benchmarks, conditions, score
+threshold, bootstrap, comparison, tables) exists on every path with one implementation.
+
+The shape of detectron2's ``DatasetEvaluator``: settings in the constructor, :meth:`reset`,
+:meth:`process` per batch or frame (EchoFusion infos and the model's per-frame results), :meth:`evaluate`
+(flat metrics, ``kradar_eval``'s keys); :meth:`settings` / :meth:`from_settings` to save and restore it,
+:meth:`offline_command` for the ``kradar-eval`` line that repeats it. :meth:`evaluate_sides` is the step
+below, on already converted sides (what the CLI's annotation path and its worker reading feed).
+
+``kradar_eval()`` stays EchoFusion's drop-in function (``kradar_eval.py``); this object adds what a dataset
+evaluation needs around it.
+"""
+from .kradar_eval import DEFAULT_EVAL_TYPES, evaluate_prepared, fields_read, prepare
+from .protocols import BENCHMARKS, Protocol, get_protocol
+
+#: the condition keys EchoFusion's infos carry at the top level
+CONDITION_KEYS = ('road_type', 'capture_time', 'climate')
+
+
+class KRadarEvaluator(object):
+    """K-Radar evaluation of model results against EchoFusion infos (see the module docstring).
+
+    Args: ``classes``; ``protocol`` (a name or Protocol, or a list of them: the first one's metrics are
+    returned, all are evaluated on overlaps computed once); ``eval_types`` ('bbox', 'bev', '3d');
+    ``iou_mode`` (EchoFusion's); ``benchmark`` ('v1' | 'v2': K-Radar's region, replacing
+    ``pcd_limit_range``); ``pcd_limit_range`` / ``azi_limit_range`` (None: the protocol's, EchoFusion's
+    ROI); ``score_threshold`` (keep detections with ``score > T``); ``conditions`` ('auto': from the infos
+    when they carry ``road_type``, ``capture_time`` and ``climate``; a list with one row per frame; None:
+    no groups); ``grouped`` (None: groups when conditions, a comparison, a bootstrap or a score threshold
+    ask for them; True: always, ``total`` at least); ``bootstrap`` / ``seed`` (intervals resampling
+    sequences); ``box_convention`` /
+    ``dt_z_is_bottom`` (how result boxes are read, ``kradar_plugin.datasets.box_convention``); other
+    keywords: protocol settings (``distance_edges=...``).
+    """
+
+    def __init__(self, classes, protocol='legacy', eval_types=DEFAULT_EVAL_TYPES, iou_mode='all', benchmark=None,
+                 pcd_limit_range=None, azi_limit_range=None, score_threshold=None, conditions='auto', bootstrap=0,
+                 seed=0, box_convention=None, dt_z_is_bottom=False, grouped=None, **protocol_overrides):
+        if benchmark is not None and benchmark not in BENCHMARKS:
+            raise ValueError('benchmark={!r}: K-Radar benchmarks are {}'.format(benchmark, sorted(BENCHMARKS)))
+        if int(bootstrap) < 0:
+            raise ValueError('bootstrap must be >= 0, got {}'.format(bootstrap))
+        self.classes = list(classes)
+        self.protocol = protocol
+        self.eval_types = tuple(eval_types)
+        self.iou_mode = iou_mode
+        self.benchmark = benchmark
+        self.pcd_limit_range = None if pcd_limit_range is None else tuple(float(v) for v in pcd_limit_range)
+        self.azi_limit_range = None if azi_limit_range is None else tuple(float(v) for v in azi_limit_range)
+        self.score_threshold = None if score_threshold is None else float(score_threshold)
+        self.conditions = conditions
+        self.bootstrap = int(bootstrap)
+        self.seed = int(seed)
+        self.box_convention = box_convention
+        self.dt_z_is_bottom = bool(dt_z_is_bottom)
+        self.grouped = grouped
+        self.protocol_overrides = dict(protocol_overrides)
+        self.protocols = [self._build(p) for p in (protocol if isinstance(protocol, (list, tuple)) else [protocol])]
+        self.evaluations = []
+        self.groups = None
+        self.group_error = None
+        self.reset()
+
+    def _build(self, protocol):
+        overrides = dict(self.protocol_overrides)
+        region = BENCHMARKS[self.benchmark]['pcd_limit_range'] if self.benchmark else self.pcd_limit_range
+        if region is not None:
+            overrides['pcd_limit_range'] = tuple(region)
+        if self.azi_limit_range is not None:
+            overrides['azimuth_range'] = self.azi_limit_range
+        return get_protocol(protocol, iou_mode=self.iou_mode, **overrides)
+
+    # ---- detectron2's DatasetEvaluator ----
+    def reset(self):
+        """Forget the processed frames."""
+        self._infos = []
+        self._results = []
+
+    def process(self, infos, results):
+        """Add frames: EchoFusion info dicts and, in the same order, the model's per-frame results
+        (``{'boxes_3d', 'scores_3d', 'labels_3d'}``, as tensors, arrays or mmdet3d box objects)."""
+        from kradar_plugin.datasets.kradar_columns import check_frame_counts
+        infos, results = list(infos), list(results)
+        check_frame_counts(len(infos), len(results))
+        self._infos.extend(infos)
+        self._results.extend(results)
+
+    def evaluate(self):
+        """Evaluate the processed frames; returns the first protocol's flat metrics (``kradar_eval``'s
+        keys). ``self.evaluations`` holds every protocol's Evaluation, ``self.groups`` the condition groups
+        ({protocol name: groups}) when there are conditions."""
+        from kradar_plugin.datasets.box_convention import resolve_box_convention
+        from kradar_plugin.datasets.kradar_columns import (Converted, check_frame_counts, gather_infos,
+                                                           gather_result_frames)
+        check_frame_counts(len(self._infos), len(self._results))
+        classes = tuple(self.classes)
+        conv = Converted(gather_infos(self._infos), gather_result_frames(self._results, classes), classes,
+                         resolve_box_convention(self.box_convention), self.dt_z_is_bottom)
+        rows = self.condition_rows(self._infos)
+        fields = fields_read(self.protocols, 'all', self.eval_types)
+        inputs = []
+        for proto in self.protocols:
+            gt, dt, kept = conv.sides(proto, fields)
+            inputs.append((gt, dt, None, [rows[i] for i in kept] if rows is not None else None))
+        self.evaluate_sides(inputs, frame_rule=False)
+        return dict(self.evaluations[0].ap_dict)
+
+    # ---- the step below: converted sides ----
+    def condition_rows(self, infos):
+        """One condition row per frame, as ``conditions`` says (None: no groups)."""
+        from . import conditions as cond
+        if self.conditions is None or self.conditions is False:
+            return None
+        if isinstance(self.conditions, str):
+            if self.conditions != 'auto':
+                raise ValueError("conditions={!r}: 'auto', a list of rows or None".format(self.conditions))
+            if not infos or any(k not in info for info in infos for k in CONDITION_KEYS):
+                return None
+            return cond.from_infos(infos)
+        rows = list(self.conditions)
+        if len(rows) != len(infos):
+            raise ValueError('conditions describe {} frames but {} frames are evaluated'.format(
+                len(rows), len(infos)))
+        return rows
+
+    def evaluate_sides(self, inputs, frame_rule, progress=None):
+        """Evaluate ``inputs``: one ``(gt, dt, model B's dt or None, condition rows or None)`` shared by
+        every protocol, or one per protocol (gt/dt: annotation lists or checked sides). Each input is checked
+        and its overlaps computed once, for the pooled evaluation and every group. ``frame_rule``: drop
+        frames without GT here (sides not converted by the dataset step); ``progress(n_frames)``: a bar.
+        Returns (Evaluations, {protocol name: groups} or None); groups that fail for conditions found in
+        the infos (``conditions='auto'``) leave their error in ``self.group_error`` instead of raising."""
+        from .grouped import Grouped
+        self.group_error = None
+        shared = len(inputs) == 1
+        evaluations, groups = [], {}
+        side = both = None
+        for n, proto in enumerate(self.protocols):
+            gt, dt, other, rows = inputs[0 if shared else n]
+            if n == 0 or not shared:
+                reading = self.protocols if shared else [proto]
+                side = prepare(gt, dt, reading, self.eval_types)
+                both = Grouped(side, prepare(gt, other, reading, self.eval_types) if other is not None else None)
+            bar = progress(side.frames.n_frames) if progress is not None else None
+            evaluations.extend(evaluate_prepared(side, self.classes, [proto], self.eval_types, progress=bar,
+                                                 frame_rule=frame_rule, score_threshold=self.score_threshold))
+            if self._grouped(rows, other):
+                try:
+                    groups[proto.name] = both.groups(proto, self.classes, rows, self.score_threshold,
+                                                     self._group_types(proto), self.bootstrap, self.seed)
+                except Exception as exc:  # noqa: BLE001 - see below
+                    if self.conditions != 'auto' or self.grouped or other is not None:
+                        raise
+                    # conditions found in the infos are extra: the metrics stand, the caller says why no table
+                    self.group_error = exc
+        self.evaluations = evaluations
+        self.groups = groups or None
+        return evaluations, self.groups
+
+    def _grouped(self, rows, other):
+        return bool(self.grouped) or rows is not None or other is not None or bool(self.bootstrap) or self.score_threshold is not None
+
+    def _group_types(self, proto):
+        """Group metrics carry the ``--json`` keys: 2D only where the protocol reports it."""
+        return tuple(t for t in self.eval_types if t != 'bbox' or proto.bbox_2d == 'if_real') or self.eval_types
+
+    def table(self, fmt='markdown', delta=False):
+        """K-Radar's paper table (Total and the seven weathers; AP3D, APBEV, #GT) of the first protocol's
+        groups at each of its IoU thresholds, or None without groups."""
+        from .tables import render
+        if not self.groups:
+            return None
+        proto = self.protocols[0]
+        return render(self.groups[proto.name], self.classes, proto.iou_thresholds, fmt, delta=delta)
+
+    # ---- save / restore / repeat offline ----
+    def settings(self):
+        """The constructor's arguments, JSON-serialisable (conditions: 'auto' or None)."""
+        names = [p.name if isinstance(p, Protocol) else p for p in
+                 (self.protocol if isinstance(self.protocol, (list, tuple)) else [self.protocol])]
+        return {'classes': list(self.classes), 'protocol': names if len(names) > 1 else names[0],
+                'eval_types': list(self.eval_types), 'iou_mode': self.iou_mode, 'benchmark': self.benchmark,
+                'pcd_limit_range': list(self.pcd_limit_range) if self.pcd_limit_range is not None else None,
+                'azi_limit_range': list(self.azi_limit_range) if self.azi_limit_range is not None else None,
+                'score_threshold': self.score_threshold,
+                'conditions': self.conditions if isinstance(self.conditions, str) else None,
+                'bootstrap': self.bootstrap, 'seed': self.seed, 'box_convention': self.box_convention,
+                'dt_z_is_bottom': self.dt_z_is_bottom, 'grouped': self.grouped,
+                'protocol_overrides': dict(self.protocol_overrides)}
+
+    @classmethod
+    def from_settings(cls, settings):
+        settings = dict(settings)
+        overrides = settings.pop('protocol_overrides', None) or {}
+        return cls(**dict(settings, **overrides))
+
+    def offline_command(self, results_path, infos_path):
+        """The ``kradar-eval`` line that repeats this evaluation on saved files, or None when a setting has no
+        option (protocol overrides, a non-default ROI, explicit condition rows)."""
+        from kradar_plugin.datasets.box_convention import resolve_box_convention
+        from .protocols import ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE
+        if self.protocol_overrides or not isinstance(self.conditions, (str, type(None))) or any(
+                isinstance(p, Protocol) for p in (self.protocol if isinstance(self.protocol, (list, tuple))
+                                                  else [self.protocol])):
+            return None
+        if self.pcd_limit_range not in (None, tuple(ECHOFUSION_PCD_LIMIT_RANGE)) and not self.benchmark:
+            return None
+        if self.azi_limit_range not in (None, tuple(ECHOFUSION_AZIMUTH_RANGE)):
+            return None
+        names = [p.name for p in self.protocols]
+        parts = ['kradar-eval', '--infos', infos_path, '--results', results_path, '--classes'] + [
+            "'{}'".format(c) if ' ' in c else c for c in self.classes]
+        parts += ['--protocol', names[0] if len(names) == 1 else 'all', '--eval-types'] + list(self.eval_types)
+        if self.iou_mode != 'all':
+            parts += ['--iou-mode', self.iou_mode]
+        if self.benchmark:
+            parts += ['--benchmark', self.benchmark]
+        if self.score_threshold is not None:
+            parts += ['--score-threshold', '{!r}'.format(self.score_threshold)]
+        if self.bootstrap:
+            parts += ['--bootstrap', str(self.bootstrap), '--seed', str(self.seed)]
+        parts.append("--box-convention='{}'".format(resolve_box_convention(self.box_convention)))
+        if self.dt_z_is_bottom:
+            parts.append('--dt-z-is-bottom')
+        return ' '.join(parts)
