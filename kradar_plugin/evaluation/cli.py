@@ -206,11 +206,8 @@ def main(argv=None):
         paths = []
         for ev in evaluations:
             paths.extend(report.save_pr_curves(ev, args.plot_dir))
-            paths.extend(report.save_overviews(ev, args.plot_dir))
-            if grouped is not None:
-                from .plots import save_condition_bars
-                paths.extend(save_condition_bars(grouped[ev.protocol.name], args.classes, ev.protocol.name,
-                                                 ev.ious, args.plot_dir))
+            paths.extend(report.save_overviews(ev, args.plot_dir,
+                                               grouped.get(ev.protocol.name) if grouped is not None else None))
         sys.stdout.write('{} precision-recall plots written to {}\n'.format(len(paths), args.plot_dir))
     return 0
 

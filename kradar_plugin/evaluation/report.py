@@ -210,19 +210,25 @@ def save_pr_curves(ev, out_dir):
     return paths
 
 
-def save_overviews(ev, out_dir):
+def save_overviews(ev, out_dir, groups=None):
     """One PNG per class with every precision-recall curve of the evaluation (a panel per metric, a line
-    per IoU threshold, first column); ``<protocol>_<Class>_overview.png``. Returns the paths written."""
+    per IoU threshold, first column) and, with condition ``groups`` (``grouped.Grouped.groups``), a panel of
+    AP3D / APBEV per weather at the first IoU threshold; ``<protocol>_<Class>_overview.png``. Returns the
+    paths written."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     if not os.path.isdir(out_dir):
         os.makedirs(out_dir)
     paths = []
+    panels = max(len(ev.metrics), 1) + (1 if groups else 0)
     for c, cls in enumerate(ev.classes):
-        fig = Figure(figsize=(4.2 * max(len(ev.metrics), 1), 4))
+        fig = Figure(figsize=(4.2 * panels, 4))
         FigureCanvasAgg(fig)
+        if groups:
+            from .plots import draw_condition_bars
+            draw_condition_bars(fig.add_subplot(1, panels, panels), groups, cls, ev.ious[0])
         for m, metric in enumerate(ev.metrics):
-            ax = fig.add_subplot(1, max(len(ev.metrics), 1), m + 1)
+            ax = fig.add_subplot(1, panels, m + 1)
             for i, iou in enumerate(ev.ious):
                 curve = ev.curves[(metric, cls, 0, i)]
                 ax.plot(curve['recall'], curve['precision'], '-',

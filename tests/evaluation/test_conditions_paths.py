@@ -198,3 +198,30 @@ def test_safe_loading_refuses_other_classes_by_name(tmp_path):
             safe_pickle.load(f)
     with open(str(path), 'rb') as f:
         assert safe_pickle.load(f, trusted=True)[0] == {'a': 1}
+
+
+def test_overview_png_gains_the_per_weather_panel(tmp_path):
+    pytest.importorskip('matplotlib')
+    rs = np.random.RandomState(4)
+    gts = [random_gt(rs, 2) for _ in range(12)]
+    dts = [noisy_dets(rs, g, 1) for g in gts]
+    conds = [{'road_type': 'urban', 'capture_time': 'day', 'climate': ('fog', 'rain')[i % 2],
+              'sequence': str(i // 3)} for i in range(12)]
+    args = ['--gt-annos', _dump(tmp_path / 'gt.pkl', gts), '--dt-annos', _dump(tmp_path / 'dt.pkl', dts),
+            '--eval-types', 'bev', '3d', '--protocol', 'kradar']
+    sizes = {}
+    for name, extra in (('plain', []), ('cond', ['--conditions', _dump_json(tmp_path / 'c.json', conds),
+                                                 '--bootstrap', '3'])):
+        proc = _cli(args + extra + ['--plot-dir', str(tmp_path / name)], tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        with open(str(tmp_path / name / 'kradar_Sedan_overview.png'), 'rb') as f:
+            header = f.read(24)
+        sizes[name] = int.from_bytes(header[16:20], 'big')        # PNG IHDR width
+    # two curve panels, plus the per-weather bar panel: 3/2 as wide
+    assert sizes['cond'] * 2 == sizes['plain'] * 3
+
+
+def _dump_json(path, obj):
+    with open(str(path), 'w') as f:
+        json.dump(obj, f)
+    return str(path)
