@@ -159,7 +159,8 @@ class KRadarEvaluator(object):
         return evaluations, self.groups
 
     def _grouped(self, rows, other):
-        return bool(self.grouped) or rows is not None or other is not None or bool(self.bootstrap) or self.score_threshold is not None
+        return (bool(self.grouped) or rows is not None or other is not None or bool(self.bootstrap)
+                or self.score_threshold is not None)
 
     def _group_types(self, proto):
         """Group metrics carry the ``--json`` keys: 2D only where the protocol reports it."""

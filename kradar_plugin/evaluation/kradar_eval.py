@@ -402,8 +402,8 @@ def kradar_eval(gt_annos, dt_annos, current_classes, iou_mode='all', eval_types=
     protocol's IoU thresholds (0.3, 0.5, 0.7), 'easy' / 'mod' / 'hard' only 0.3 / 0.5 / 0.7;
     ``eval_types`` from 'bbox', 'bev', '3d' ('aos' needs 'bbox'; AOS is computed with 'bbox' when the
     alphas are valid, as in EchoFusion) and is never modified. Keyword only: ``protocol``: 'legacy'
-    (EchoFusion's numbers and key names, with a correct IoU), 'revised' or 'fixed' (see
-    ``protocols.PROTOCOLS``), or a :class:`Protocol`; ``protocol_overrides`` replace single settings,
+    (EchoFusion's numbers and key names, with a correct IoU), 'kradar' (K-Radar's eval.py), 'revised' or
+    'fixed' (see ``protocols.PROTOCOLS``), or a :class:`Protocol`; ``protocol_overrides`` replace single settings,
     e.g. ``distance_edges=(0, 20, 40, 72)``. Every given frame is evaluated (detections in a frame without
     GT are false positives); dropping frames is the dataset step's business.
     """
