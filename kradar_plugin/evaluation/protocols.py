@@ -11,6 +11,10 @@ import math
 KRADAR_CLASSES = ('Sedan', 'Bus or Truck', 'Motorcycle', 'Bicycle', 'Bicycle Group', 'Pedestrian',
                   'Pedestrian Group', 'Background')
 
+#: K-Radar's class keywords in its KITTI text files (``validate_kitti_conditional``), in KRADAR_CLASSES order:
+#: annotations named with them evaluate as the full names
+KRADAR_KEYWORDS = ('sed', 'bus', 'mot', 'bic', 'big', 'ped', 'peg', 'bg')
+
 #: EchoFusion's fake 2D box: when every box equals it, 2D/AOS numbers carry no information.
 FAKE_2D_BOX = (50.0, 50.0, 150.0, 150.0)
 

@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from .protocols import FAKE_2D_BOX, KRADAR_CLASSES
+from .protocols import FAKE_2D_BOX, KRADAR_CLASSES, KRADAR_KEYWORDS
 
 
 class EvaluationInputWarning(UserWarning):
@@ -40,10 +40,24 @@ class Frames(object):
         dt['code'] = codes[len(gt['name']):]
 
     def codes_of(self, name, case_sensitive=False):
-        """Codes of the names equal to ``name`` (case-insensitively unless asked otherwise)."""
+        """Codes of the names equal to ``name`` (case-insensitively unless asked otherwise; then K-Radar's
+        text-file keyword of a class, e.g. 'sed' for 'Sedan', counts as its name)."""
         if case_sensitive:
             return [c for c, n in enumerate(self.names) if n == name]
-        return [c for c, n in enumerate(self.names) if n.lower() == name.lower()]
+        spellings = _spellings(name)
+        return [c for c, n in enumerate(self.names) if n.lower() in spellings]
+
+
+def _spellings(name):
+    """Lower-case spellings of a class: the name, and its K-Radar keyword or full name."""
+    lower = name.lower()
+    full = [c.lower() for c in KRADAR_CLASSES]
+    out = set([lower])
+    if lower in full:
+        out.add(KRADAR_KEYWORDS[full.index(lower)])
+    elif lower in KRADAR_KEYWORDS:
+        out.add(full[KRADAR_KEYWORDS.index(lower)])
+    return out
 
 
 def name_codes(names, max_scan=32):
@@ -326,6 +340,7 @@ def resolve_classes(current_classes):
     if isinstance(current_classes, (str, int, np.integer)):
         current_classes = [current_classes]
     lower = dict((c.lower(), c) for c in KRADAR_CLASSES)
+    lower.update((k, c) for k, c in zip(KRADAR_KEYWORDS, KRADAR_CLASSES))     # K-Radar's 'sed', 'bus', ...
     known, unknown = [], []
     for cls in current_classes:
         if isinstance(cls, (int, np.integer)) and not isinstance(cls, bool):

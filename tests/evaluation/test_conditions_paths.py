@@ -225,3 +225,38 @@ def _dump_json(path, obj):
     with open(str(path), 'w') as f:
         json.dump(obj, f)
     return str(path)
+
+
+def test_kradar_keywords_name_the_same_classes(tmp_path):
+    """Annotations written with K-Radar's text-file keywords ('sed', 'bus') evaluate as the full names, and
+    the keywords are accepted as class names; a conditions info pickle works like a JSON file."""
+    rs = np.random.RandomState(8)
+    gts, dts = [], []
+    for _ in range(10):
+        g = random_gt(rs, 3)
+        g['name'] = np.array(['Sedan', 'Bus or Truck', 'Sedan'])
+        d = noisy_dets(rs, g, 1)
+        d['name'] = np.array(['Sedan' if rs.rand() < 0.7 else 'Bus or Truck' for _ in d['name']])
+        gts.append(g)
+        dts.append(d)
+    short = {'Sedan': 'sed', 'Bus or Truck': 'bus'}
+    kgts = [dict(g, name=np.array([short[n] for n in g['name']])) for g in gts]
+    kdts = [dict(d, name=np.array([short[n] for n in d['name']])) for d in dts]
+    full = evaluate_protocols(gts, dts, ['Sedan', 'Bus or Truck'], ['kradar', 'legacy'])
+    keyed = evaluate_protocols(kgts, kdts, ['sed', 'bus'], ['kradar', 'legacy'])
+    for a, b in zip(full, keyed):
+        assert a.classes == b.classes == ('Sedan', 'Bus or Truck')
+        for metric in ('bev', '3d'):
+            np.testing.assert_array_equal(a.ap[metric], b.ap[metric])
+    infos = [{'road_type': 'urban', 'capture_time': 'day', 'climate': 'fog\n' if i < 5 else 'rain\n',
+              'annos': {'label_file': '{},x.txt'.format(i // 5)}} for i in range(10)]
+    args = ['--gt-annos', _dump(tmp_path / 'gt.pkl', kgts), '--dt-annos', _dump(tmp_path / 'dt.pkl', kdts),
+            '--classes', 'sed', '--protocol', 'kradar', '--json', str(tmp_path / 'm.json')]
+    proc = _cli(args + ['--conditions', _dump(tmp_path / 'infos.pkl', infos)], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    groups = json.load(open(str(tmp_path / 'm.json')))['groups']
+    assert sorted(groups) == ['road/urban', 'time/day', 'total', 'weather/fog', 'weather/rain']
+    _, direct = evaluate_grouped(gts, dts, ['Sedan'], 'kradar', [
+        {'road_type': 'urban', 'capture_time': 'day', 'climate': i['climate']} for i in infos],
+        eval_types=('bbox', 'bev', '3d'))
+    assert groups['weather/rain']['metrics'] == pytest.approx(direct['weather/rain']['metrics'])
