@@ -130,7 +130,7 @@ def main(argv=None):
 
     def conditional():
         grouped = Grouped.from_annos(gts, dts, [proto], et)
-        return [grouped.groups(proto, classes, conds, thr, et) for thr in THRESHOLDS]
+        return grouped.groups_at(proto, classes, conds, THRESHOLDS, et)
 
     cond_s, results = _best(conditional, args.repeat)
     n_groups = len(results[0])

@@ -84,69 +84,86 @@ class EventTable(object):
     def evaluate(self, weights, score_threshold=None):
         """An :class:`~kradar_plugin.evaluation.kradar_eval.Evaluation` (AP, AOS and GT counts; no curves)
         of the frames weighted by ``weights``, keeping the detections with ``score > score_threshold``."""
+        return self.evaluate_at(weights, [score_threshold])[0]
+
+    def evaluate_at(self, weights, score_thresholds):
+        """:meth:`evaluate` at several score thresholds (None: keep all), one Evaluation each. The selection's
+        events are gathered and summed once: a threshold T only drops the TP scores <= T (the counts are read
+        at TP scores, all above T) and, for every-score protocols, the detections after the first <= T."""
         weights = np.asarray(weights, dtype=np.int64)
-        n_keep = len(self.desc) if score_threshold is None else int(
-            np.searchsorted(-self.desc, -float(score_threshold), side='left'))
-        w_glob = weights[self.glob_frame[:n_keep]]
+        w_glob = weights[self.glob_frame]
         rows = np.flatnonzero(w_glob)
         row_w = w_glob[rows]
         row_w = None if bool(np.all(row_w == 1)) else row_w.astype(np.float64)[:, None]
         desc = self.desc[rows]
+        n_keep = [len(desc) if t is None else int(np.searchsorted(-desc, -float(t), side='left'))
+                  for t in score_thresholds]
         cols = 4 if self.compute_aos else 3       # the similarity column only serves AOS
         proto, classes = self.proto, self.classes
-        n_iou = len(proto.iou_thresholds)
-        result = Evaluation(proto, classes, tuple(self.metrics), self.columns, int(weights.sum()))
-        num_gt = {}
-        for (c, k), per_frame in self.gt_per_frame.items():
-            num_gt[(c, k)] = int(np.dot(weights, per_frame))
-            result.num_gt[(classes[c], k)] = num_gt[(c, k)]
+        kitti = proto.threshold_selection == 'kitti41'
+        shape = (len(classes), len(self.columns), len(proto.iou_thresholds))
         compute_aos = self.compute_aos and 'bbox' in self.metrics
-        if compute_aos:
-            result.aos = np.zeros((len(classes), len(self.columns), n_iou))
-        for metric in self.metrics:
-            result.ap[metric] = np.zeros((len(classes), len(self.columns), n_iou))
+        num_gt = dict((key, int(np.dot(weights, per_frame))) for key, per_frame in self.gt_per_frame.items())
+        results = []
+        for _ in score_thresholds:
+            result = Evaluation(proto, classes, tuple(self.metrics), self.columns, int(weights.sum()))
+            for (c, k), count in num_gt.items():
+                result.num_gt[(classes[c], k)] = count
+            result.aos = np.zeros(shape) if compute_aos else None
+            result.ap = dict((metric, np.zeros(shape)) for metric in self.metrics)
+            results.append(result)
+        takes_part = dict((key, part[rows]) for key, part in self.takes_part.items()) if not kitti else {}
         for (metric, c, k, i), (events, tp_scores, tp_frame) in self.events.items():
-            tp_w = weights[tp_frame]
-            if score_threshold is not None:
-                tp_w = np.where(tp_scores > float(score_threshold), tp_w, 0)
-            picked = tp_w > 0
-            tps = np.repeat(tp_scores[picked], tp_w[picked])
             selected = events[rows, :cols] if row_w is None else events[rows, :cols] * row_w
-            value, aos = _curve(proto, selected, num_gt[(c, k)], tps, desc,
-                                self.takes_part[(c, k)][:n_keep][rows], metric == 'bbox' and compute_aos)
-            result.ap[metric][c, k, i] = value
-            if aos is not None:
-                result.aos[c, k, i] = aos
-        for (c, k), j in self.same_as.items():
-            for metric in self.metrics:
-                result.ap[metric][c, k] = result.ap[metric][c, j]
-            if compute_aos:
-                result.aos[c, k] = result.aos[c, j]
-        result.ap_dict = report.ap_dict(result)
-        return result
+            cum = None
+            if kitti:
+                cum = np.zeros((len(selected) + 1, cols), dtype=np.float64)
+                np.cumsum(selected, axis=0, out=cum[1:])
+            tp_w = weights[tp_frame]
+            with_aos = metric == 'bbox' and compute_aos
+            for result, threshold, keep in zip(results, score_thresholds, n_keep):
+                w = tp_w if threshold is None else np.where(tp_scores > float(threshold), tp_w, 0)
+                picked = w > 0
+                tps = np.repeat(tp_scores[picked], w[picked])
+                if kitti:
+                    value, aos = _kitti_curve(proto, cum, num_gt[(c, k)], tps, desc, with_aos)
+                else:
+                    value, aos = _every_score_curve(proto, selected[:keep], num_gt[(c, k)], desc[:keep],
+                                                    takes_part[(c, k)][:keep], with_aos)
+                result.ap[metric][c, k, i] = value
+                if aos is not None:
+                    result.aos[c, k, i] = aos
+        for result in results:
+            for (c, k), j in self.same_as.items():
+                for metric in self.metrics:
+                    result.ap[metric][c, k] = result.ap[metric][c, j]
+                if compute_aos:
+                    result.aos[c, k] = result.aos[c, j]
+            result.ap_dict = report.ap_dict(result)
+        return results
 
 
-def _curve(proto, events, num_gt, tp_scores, desc, takes_part, compute_aos):
-    """(AP, AOS or None) of one class / column / metric / IoU threshold from a selection's events."""
-    if proto.threshold_selection == 'kitti41':
-        thresholds = ap_mod.get_thresholds(tp_scores, num_gt)
-        n_ge = np.searchsorted(-desc, -thresholds, side='right')
-        cum = np.zeros((len(events) + 1, events.shape[1]), dtype=np.float64)
-        np.cumsum(events, axis=0, out=cum[1:])
-        at = cum[n_ge]
-        tp, fp = at[:, 0], at[:, 1]
-        fn = at[:, 2] + num_gt
-        precision = ap_mod.ratios(tp, tp + fp)
-        recall = ap_mod.ratios(tp, tp + fn)
-        orientation = ap_mod.ratios(at[:, 3], tp + fp) if compute_aos else precision
-        envelope = None
-    else:
-        if events.shape[1] < 4:
-            events = np.concatenate([events, np.zeros((len(events), 1))], axis=1)
-        (_, recall, precision, orientation), best_p, best_o = statistics.envelope(
-            events, num_gt, takes_part, desc, ap_mod.CURVE_POSITIONS)
-        envelope = (best_p, best_o)
-    value, aos, _, _ = ap_mod.curve_ap(proto.interpolation, recall, precision, orientation, envelope,
+def _kitti_curve(proto, cum, num_gt, tp_scores, desc, compute_aos):
+    """(AP, AOS or None) from the cumulative events of a selection (rows in descending score order) at
+    KITTI's 41 thresholds picked from ``tp_scores``."""
+    thresholds = ap_mod.get_thresholds(tp_scores, num_gt)
+    at = cum[np.searchsorted(-desc, -thresholds, side='right')]
+    tp, fp = at[:, 0], at[:, 1]
+    fn = at[:, 2] + num_gt
+    precision = ap_mod.ratios(tp, tp + fp)
+    recall = ap_mod.ratios(tp, tp + fn)
+    orientation = ap_mod.ratios(at[:, 3], tp + fp) if compute_aos else precision
+    value, aos, _, _ = ap_mod.curve_ap(proto.interpolation, recall, precision, orientation, None, compute_aos)
+    return value, aos
+
+
+def _every_score_curve(proto, events, num_gt, desc, takes_part, compute_aos):
+    """(AP, AOS or None) from a selection's events at every score (the exact envelope)."""
+    if events.shape[1] < 4:
+        events = np.concatenate([events, np.zeros((len(events), 1))], axis=1)
+    (_, recall, precision, orientation), best_p, best_o = statistics.envelope(
+        events, num_gt, takes_part, desc, ap_mod.CURVE_POSITIONS)
+    value, aos, _, _ = ap_mod.curve_ap(proto.interpolation, recall, precision, orientation, (best_p, best_o),
                                        compute_aos)
     return value, aos
 

@@ -54,9 +54,17 @@ class Grouped(object):
         ``total`` only). ``bootstrap``: replicates that resample, in each group, its whole sequences (a
         frame's ``sequence``; each frame its own when absent) with replacement, seeded by ``seed`` and the
         group's name (the same seed gives the same intervals); model A and B share the draws (paired)."""
+        return self.groups_at(protocol, current_classes, conditions, [score_threshold], eval_types, bootstrap,
+                              seed)[0]
+
+    def groups_at(self, protocol, current_classes, conditions=None, score_thresholds=(None,),
+                  eval_types=DEFAULT_EVAL_TYPES, bootstrap=0, seed=0):
+        """:meth:`groups` at each of ``score_thresholds`` (K-Radar's pipeline runs 0.3, 0.5 and 0.7): one
+        dict per threshold, each group's events gathered once for all of them (the same bootstrap draws)."""
         proto = get_protocol(protocol)
         eval_types = check_eval_types(eval_types)
         classes = resolve_classes(current_classes)
+        thresholds = list(score_thresholds)
         n = self.n_frames
         if conditions is not None and len(conditions) != n:
             raise ValueError('conditions describe {} frames but {} frames are evaluated'.format(
@@ -65,20 +73,24 @@ class Grouped(object):
             raise ValueError('bootstrap must be >= 0, got {}'.format(bootstrap))
         tables = self.tables(proto, classes, eval_types)
         kept = np.flatnonzero(tables[0].frame_weights(np.arange(n)))
-        out = {}
+        outs = [{} for _ in thresholds]
         for name, idx in cond.groups(conditions, kept).items():
             if not len(idx) and name != 'total':
                 continue
             weights = tables[0].frame_weights(idx)
-            results = [group_metrics(t.evaluate(weights, score_threshold)) for t in tables]
-            entry = {'frames': len(idx), 'gt': results[0][1], 'metrics': results[0][0]}
-            if len(tables) > 1:
-                entry['metrics_b'] = results[1][0]
-                entry['delta'] = _delta(results[0][0], results[1][0])
+            per_model = [[group_metrics(ev) for ev in t.evaluate_at(weights, thresholds)] for t in tables]
+            entries = []
+            for j, out in enumerate(outs):
+                metrics, gt = per_model[0][j]
+                entry = {'frames': len(idx), 'gt': gt, 'metrics': metrics}
+                if len(tables) > 1:
+                    entry['metrics_b'] = per_model[1][j][0]
+                    entry['delta'] = _delta(metrics, per_model[1][j][0])
+                out[name] = entry
+                entries.append(entry)
             if bootstrap:
-                _bootstrap(entry, name, idx, conditions, tables, score_threshold, int(bootstrap), seed)
-            out[name] = entry
-        return out
+                _bootstrap(entries, name, idx, conditions, tables, thresholds, int(bootstrap), seed)
+        return outs
 
 
 def _delta(a, b):
@@ -99,9 +111,10 @@ def _interval(samples, keys):
     return out
 
 
-def _bootstrap(entry, name, idx, conditions, tables, score_threshold, replicates, seed):
+def _bootstrap(entries, name, idx, conditions, tables, thresholds, replicates, seed):
     """Percentile intervals over ``replicates`` draws of the group's sequences (with replacement, as
-    many as it has); ``ci95`` for model A and, with model B, ``delta_ci95`` for B - A on the same draws."""
+    many as it has); ``ci95`` for model A and, with model B, ``delta_ci95`` for B - A on the same draws
+    (one entry per score threshold, all read from each draw)."""
     frames_of = {}
     for i in idx:
         seq = conditions[i].get('sequence') if conditions is not None else None
@@ -109,18 +122,21 @@ def _bootstrap(entry, name, idx, conditions, tables, score_threshold, replicates
     names = sorted(frames_of)
     blocks = [np.asarray(frames_of[s], dtype=np.int64) for s in names]
     rng = np.random.RandomState([int(seed) & 0xffffffff, zlib.crc32(name.encode('utf-8')) & 0xffffffff])
-    a_samples, d_samples = [], []
+    a_samples = [[] for _ in thresholds]
+    d_samples = [[] for _ in thresholds]
     for _ in range(replicates):
         draw = rng.randint(0, len(blocks), size=len(blocks))
         chosen = np.concatenate([blocks[k] for k in draw]) if len(draw) else np.zeros(0, dtype=np.int64)
         weights = tables[0].frame_weights(chosen)
-        res = [group_metrics(t.evaluate(weights, score_threshold))[0] for t in tables]
-        a_samples.append(res[0])
-        if len(res) > 1:
-            d_samples.append(_delta(res[0], res[1]))
-    entry['ci95'] = _interval(a_samples, entry['metrics'])
-    if len(tables) > 1:
-        entry['delta_ci95'] = _interval(d_samples, entry['metrics'])
+        res = [[group_metrics(ev)[0] for ev in t.evaluate_at(weights, thresholds)] for t in tables]
+        for j in range(len(thresholds)):
+            a_samples[j].append(res[0][j])
+            if len(res) > 1:
+                d_samples[j].append(_delta(res[0][j], res[1][j]))
+    for j, entry in enumerate(entries):
+        entry['ci95'] = _interval(a_samples[j], entry['metrics'])
+        if len(tables) > 1:
+            entry['delta_ci95'] = _interval(d_samples[j], entry['metrics'])
 
 
 def evaluate_grouped(gt_annos, dt_annos, current_classes, protocol='legacy', conditions=None,

@@ -260,3 +260,19 @@ def test_kradar_keywords_name_the_same_classes(tmp_path):
         {'road_type': 'urban', 'capture_time': 'day', 'climate': i['climate']} for i in infos],
         eval_types=('bbox', 'bev', '3d'))
     assert groups['weather/rain']['metrics'] == pytest.approx(direct['weather/rain']['metrics'])
+
+
+@pytest.mark.parametrize('protocol', ['kradar', 'fixed'])
+def test_several_thresholds_at_once_equal_one_at_a_time(protocol):
+    rs = np.random.RandomState(11)
+    gts = [random_gt(rs, rs.randint(0, 4)) for _ in range(24)]
+    dts = [noisy_dets(rs, g, 2) for g in gts]
+    dts_b = [noisy_dets(rs, g, 1) for g in gts]
+    conds = [{'road_type': 'urban', 'capture_time': 'day', 'climate': ('fog', 'rain')[i % 2],
+              'sequence': str(i // 4)} for i in range(24)]
+    grouped = Grouped.from_annos(gts, dts, [protocol], ('bev', '3d'), compare_dt_annos=dts_b)
+    thresholds = [None, 0.3, 0.7]
+    together = grouped.groups_at(protocol, ['Sedan'], conds, thresholds, ('bev', '3d'), bootstrap=6, seed=1)
+    for threshold, groups in zip(thresholds, together):
+        assert groups == grouped.groups(protocol, ['Sedan'], conds, threshold, ('bev', '3d'), bootstrap=6, seed=1)
+    assert together[0]['total']['metrics'] != together[2]['total']['metrics']
