@@ -91,16 +91,18 @@ class EventTable(object):
         events are gathered and summed once: a threshold T only drops the TP scores <= T (the counts are read
         at TP scores, all above T) and, for every-score protocols, the detections after the first <= T."""
         weights = np.asarray(weights, dtype=np.int64)
-        w_glob = weights[self.glob_frame]
+        # np.take: several times faster than fancy indexing on these sizes
+        w_glob = np.take(weights, self.glob_frame)
         rows = np.flatnonzero(w_glob)
-        row_w = w_glob[rows]
+        row_w = np.take(w_glob, rows)
         row_w = None if bool(np.all(row_w == 1)) else row_w.astype(np.float64)[:, None]
-        desc = self.desc[rows]
+        desc = np.take(self.desc, rows)
         n_keep = [len(desc) if t is None else int(np.searchsorted(-desc, -float(t), side='left'))
                   for t in score_thresholds]
-        cols = 4 if self.compute_aos else 3       # the similarity column only serves AOS
         proto, classes = self.proto, self.classes
         kitti = proto.threshold_selection == 'kitti41'
+        # the similarity column only serves AOS; the every-score kernel reads all four
+        cols = 4 if (self.compute_aos or not kitti) else 3
         shape = (len(classes), len(self.columns), len(proto.iou_thresholds))
         compute_aos = self.compute_aos and 'bbox' in self.metrics
         num_gt = dict((key, int(np.dot(weights, per_frame))) for key, per_frame in self.gt_per_frame.items())
@@ -112,14 +114,18 @@ class EventTable(object):
             result.aos = np.zeros(shape) if compute_aos else None
             result.ap = dict((metric, np.zeros(shape)) for metric in self.metrics)
             results.append(result)
-        takes_part = dict((key, part[rows]) for key, part in self.takes_part.items()) if not kitti else {}
+        takes_part = dict((key, np.take(part, rows)) for key, part in self.takes_part.items()) if not kitti else {}
         for (metric, c, k, i), (events, tp_scores, tp_frame) in self.events.items():
-            selected = events[rows, :cols] if row_w is None else events[rows, :cols] * row_w
+            selected = np.take(events, rows, axis=0)
+            if cols < selected.shape[1]:
+                selected = selected[:, :cols]
+            if row_w is not None:
+                selected = selected * row_w
             cum = None
             if kitti:
                 cum = np.zeros((len(selected) + 1, cols), dtype=np.float64)
                 np.cumsum(selected, axis=0, out=cum[1:])
-            tp_w = weights[tp_frame]
+            tp_w = np.take(weights, tp_frame)
             with_aos = metric == 'bbox' and compute_aos
             for result, threshold, keep in zip(results, score_thresholds, n_keep):
                 w = tp_w if threshold is None else np.where(tp_scores > float(threshold), tp_w, 0)
