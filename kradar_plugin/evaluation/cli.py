@@ -15,10 +15,11 @@ from .protocols import BENCHMARKS, PROTOCOL_NAMES
 def _parser():
     p = argparse.ArgumentParser(
         prog='kradar-eval',
-        description='K-Radar evaluation with the legacy (EchoFusion), revised (K-Radar eval_revised) or '
-                    'fixed protocol, on evaluator-layout annotation pickles or on an info pickle plus saved '
-                    'model results. One protocol prints its own table (EchoFusion\'s text for legacy); '
-                    '--protocol all prints one compact table with the three side by side.')
+        description='K-Radar evaluation with the legacy (EchoFusion), kradar (K-Radar eval.py), revised '
+                    '(K-Radar eval_revised.py) or fixed protocol, on evaluator-layout annotation pickles or on an '
+                    'info pickle plus saved model results. One protocol prints its own table (EchoFusion\'s text '
+                    'for legacy); --protocol all prints one compact table with the four side by side; '
+                    '--conditions/--table/--bootstrap/--compare-* give K-Radar\'s per-condition paper tables.')
     p.add_argument('--gt-annos', help='pickle: list of per-frame GT dicts (EchoFusion format_anno layout)')
     p.add_argument('--dt-annos', help='pickle: list of per-frame detection dicts (same layout + score)')
     p.add_argument('--infos', help='EchoFusion info pickle (e.g. kradar_infos_val.pkl)')
