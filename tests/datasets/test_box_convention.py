@@ -191,7 +191,10 @@ def test_installed_version_is_read_without_importing_mmdet3d():
     assert proc.returncode == 0, proc.stderr
     version, convention, imported = proc.stdout.splitlines()
     try:
-        from importlib import metadata
+        try:
+            from importlib import metadata
+        except ImportError:  # Python 3.7 (EchoFusion's): the backport
+            import importlib_metadata as metadata
         expected = metadata.version('mmdet3d')
     except Exception:  # not installed
         expected = None
