@@ -103,18 +103,22 @@ def _import_plugin_dir(cfg, config_path):
 
 
 def _flow():
-    """('mmdet3d', module) when mmdet3d's train flow is importable, else ('mmdet', module)."""
+    """('mmdet3d', module) when mmdet3d's own train flow (1.0.0rc: ``build_mmdet_dataloader``) is importable;
+    ('mmdet3d-datasets', mmdet's train module) for mmdet3d <= 0.17, whose ``train_model`` hands detectors to
+    mmdet's ``train_detector`` (mmdet3d's datasets, mmdet's loaders); else ('mmdet', module)."""
     try:
         module = importlib.import_module('mmdet3d.apis.train')
-        return 'mmdet3d', module
     except Exception:  # noqa: BLE001 - mmdet3d absent or broken: mmdet's flow
         return 'mmdet', importlib.import_module('mmdet.apis.train')
+    if hasattr(module, 'build_mmdet_dataloader'):
+        return 'mmdet3d', module
+    return 'mmdet3d-datasets', importlib.import_module('mmdet.apis.train')
 
 
 def build_loaders(cfg, world_size):
     """[(name, DataLoader)] for data.train and data.val, built like the training function does."""
     flow, module = _flow()
-    if flow == 'mmdet3d':
+    if flow.startswith('mmdet3d'):
         from mmdet3d.datasets import build_dataset
     else:
         from mmdet.datasets import build_dataset
