@@ -91,9 +91,18 @@ def test_a_bad_value_in_a_worker_reads_as_in_process(tmp_path, workers):
         loading.read_checked(files[1], files[3], set())
 
 
+class _Sleeps(object):
+    """Unpickles as a 60 s sleep: a reader that is still reading when it is killed (a small file would often
+    be read before the kill, and the test would race)."""
+
+    def __reduce__(self):
+        import time
+        return (time.sleep, (60,))
+
+
 def test_a_worker_killed_is_named_not_waited_for(tmp_path, workers):
-    gts, dts = _random_set(50)
-    files = _pickles(tmp_path, gts, dts)
+    gts, _ = _random_set(50)
+    files = _pickles(tmp_path, gts, [_Sleeps()])
 
     def kill_dt_reader():
         for child in multiprocessing.active_children():
@@ -103,7 +112,7 @@ def test_a_worker_killed_is_named_not_waited_for(tmp_path, workers):
 
     with pytest.raises(RuntimeError, match=r"reading --dt-annos '.*dt.pkl' ended \(exit code -9\) without a "
                                            r"result.*KRADAR_EVAL_LOAD_WORKERS=0"):
-        loading.read_checked(files[1], files[3], set(), meanwhile=kill_dt_reader)
+        loading.read_checked(files[1], files[3], set(), meanwhile=kill_dt_reader, trusted=True)
     assert multiprocessing.active_children() == []
 
 
