@@ -14,6 +14,8 @@ per target.
 """
 import warnings
 
+from kradar_plugin.compat import CompatRepairWarning
+
 
 def _contiguous(obj):
     import torch
@@ -61,5 +63,5 @@ def install():
     except Exception:  # noqa: BLE001
         version = '?'
     warnings.warn('kradar_plugin: mmcv {} adds a leading dimension to DataContainer tensors scattered to the '
-                  'CPU; kradar_plugin passes them unchanged, as later mmcv releases do'.format(version))
+                  'CPU; kradar_plugin passes them unchanged, as later mmcv releases do'.format(version), CompatRepairWarning)
     return True

@@ -14,6 +14,8 @@ import functools
 import inspect
 import warnings
 
+from kradar_plugin.compat import CompatRepairWarning
+
 FIX = 'pip install yapf==0.40.1'
 
 
@@ -48,7 +50,7 @@ def install():
         version = '?'
     warnings.warn('kradar_plugin: yapf {} has no FormatCode(verify=...), which mmcv {}\'s Config.pretty_text '
                   'passes; the argument is dropped so that the config can be printed (same text). The fix: '
-                  '`{}`.'.format(version, _mmcv_version(), FIX))
+                  '`{}`.'.format(version, _mmcv_version(), FIX), CompatRepairWarning)
     return True
 
 
