@@ -17,7 +17,7 @@ import os
 import warnings
 
 from . import _import_trigger
-from .distributed.eval_mode import ENV_VARS
+from . import settings
 
 
 class RegistrationWarning(UserWarning):
@@ -49,7 +49,7 @@ GENERATION_MARKERS = {
 SWITCH_ADAPTERS = ('kradar_plugin.runner', 'kradar_plugin.engine')
 ENV_VAR = 'KRADAR_PLUGIN_REGISTER'
 # the eval-only switch variables (framework-free module: importable even when the adapters are not)
-SWITCH_VARS = ENV_VARS
+SWITCH_VARS = settings.SWITCHES
 failures = {}   # adapter module -> the exception that stopped it
 deferred = []   # the installed FrameworkImportTrigger, while registration waits for a framework import
 
@@ -60,7 +60,7 @@ class SwitchUnavailableError(RuntimeError):
 
 def _requested_switches(environ):
     return ['{}={}'.format(name, environ[name]) for name in SWITCH_VARS
-            if environ.get(name, '').strip().lower() not in ('', '0', 'false', 'no', 'off')]
+            if settings.enabled(name, environ)]
 
 
 def _importable(name):
@@ -95,7 +95,7 @@ def _generation_matches(module):
 def register_framework_components():
     """Import each adapter whose framework is installed, now or (no framework imported yet, no switch set)
     when the first framework import completes; return the adapters loaded now."""
-    mode = os.environ.get(ENV_VAR, '1').strip().lower()
+    mode = settings.raw(ENV_VAR).lower() or '1'
     if mode in ('0', 'false', 'no', 'off'):
         return []
     if (mode != 'now' and not _import_trigger.frameworks_imported() and not _requested_switches(os.environ)

@@ -9,9 +9,8 @@ It patches the comma-separated names in the environment variable ``KRADAR_PATCH_
 ``KRadarDataset``, EchoFusion's name) with ``kradar_eval_mixin.patch_dataset_evaluate``; an unknown name is a
 KeyError that says to fix the import order.
 """
-import os
-
+from .. import settings
 from .kradar_eval_mixin import patch_dataset_evaluate
 
 PATCHED = [patch_dataset_evaluate(name.strip())
-           for name in os.environ.get('KRADAR_PATCH_DATASETS', 'KRadarDataset').split(',') if name.strip()]
+           for name in (settings.raw('KRADAR_PATCH_DATASETS') or 'KRadarDataset').split(',') if name.strip()]

@@ -9,6 +9,8 @@ and ``KRADAR_PROBE_MODEL=0|1`` (``runner.probe_model``).
 """
 import os
 
+from .. import settings
+
 MODES = ('only', 'first', 'off')
 ENV_ONLY = 'KRADAR_EVAL_ONLY'
 ENV_FIRST = 'KRADAR_EVAL_FIRST'
@@ -17,7 +19,7 @@ ENV_MIN_LOADED = 'KRADAR_MIN_LOADED'
 ENV_PREFLIGHT = 'KRADAR_PREFLIGHT'
 ENV_PROBE_MODEL = 'KRADAR_PROBE_MODEL'
 # every variable that asks for the switch (``env_requests_switch``)
-ENV_VARS = (ENV_ONLY, ENV_FIRST, ENV_SAMPLES, ENV_MIN_LOADED, ENV_PREFLIGHT, ENV_PROBE_MODEL)
+ENV_VARS = settings.SWITCHES
 PREFLIGHT_MODES = ('auto', True, False)
 _TRUE = ('1', 'true', 'yes', 'on')
 _FALSE = ('0', 'false', 'no', 'off', '')
@@ -25,14 +27,7 @@ _FALSE = ('0', 'false', 'no', 'off', '')
 
 def _env_flag(environ, name):
     """True/False for a set variable, None when unset; ValueError naming it for anything else."""
-    if name not in environ:
-        return None
-    value = environ[name].strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise ValueError('{}={!r}: expected 1 or 0'.format(name, environ[name]))
+    return settings.flag(name, environ)
 
 
 def check_mode(mode):
@@ -60,7 +55,7 @@ def env_requests_switch(environ=None):
     threshold, the preflight or the model probe."""
     environ = os.environ if environ is None else environ
     return bool(_env_flag(environ, ENV_ONLY) or _env_flag(environ, ENV_FIRST)
-                or environ.get(ENV_SAMPLES, '').strip() or environ.get(ENV_MIN_LOADED, '').strip()
+                or settings.raw(ENV_SAMPLES, environ) or settings.raw(ENV_MIN_LOADED, environ)
                 or _env_flag(environ, ENV_PREFLIGHT) or _env_flag(environ, ENV_PROBE_MODEL))
 
 
@@ -106,7 +101,7 @@ def resolve(mode='only', samples=None, environ=None):
         mode = 'first'
     elif (only is False and mode == 'only') or (first is False and mode == 'first'):
         mode = 'off'
-    if environ.get(ENV_SAMPLES, '').strip():
+    if settings.raw(ENV_SAMPLES, environ):
         samples = check_samples(environ[ENV_SAMPLES], ENV_SAMPLES)
     return mode, samples
 

@@ -14,8 +14,9 @@ numba too old for some construct, a broken LLVM, ...), every kernel goes back to
 function, ONE ``NumbaFallbackWarning`` names the error, and the call runs plain: same numbers, slower.
 Errors raised while a compiled kernel runs are not compile failures and propagate.
 """
-import os
 import warnings
+
+from .. import settings
 
 ENV_VAR = 'KRADAR_EVAL_NO_NUMBA'
 
@@ -68,8 +69,8 @@ def call(kernel, *args):
 
 
 def _decide():
-    if os.environ.get(ENV_VAR, '').strip().lower() not in ('', '0', 'false', 'no', 'off'):
-        _STATE.update(mode='plain', reason='{}={}'.format(ENV_VAR, os.environ[ENV_VAR]))
+    if settings.enabled(ENV_VAR):
+        _STATE.update(mode='plain', reason='{}={}'.format(ENV_VAR, settings.raw(ENV_VAR)))
         return
     try:
         import numba

@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .. import settings
 from . import _jit
 from . import ap as ap_mod
 from . import geometry
@@ -330,7 +331,7 @@ def _plan(proto, frames, classes, eval_types):
 def _threads():
     """Worker threads for the curves: ``$KRADAR_EVAL_THREADS``, else up to 4 (the compiled kernels release
     the GIL, so the curves of one evaluation run side by side)."""
-    value = os.environ.get('KRADAR_EVAL_THREADS', '').strip()
+    value = settings.raw('KRADAR_EVAL_THREADS')
     if value:
         return max(1, int(value))
     return max(1, min(4, os.cpu_count() or 1))

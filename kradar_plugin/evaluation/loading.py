@@ -18,6 +18,7 @@ import pickle
 import sys
 import traceback
 
+from .. import settings
 from . import safe_pickle
 from .validation import check_side
 
@@ -85,7 +86,7 @@ def read_pair(jobs, meanwhile=None, trusted=False):
 
 def _fork_context(*paths):
     """multiprocessing's fork context when the workers should read, else None."""
-    choice = os.environ.get(ENV_VAR, '').strip().lower()
+    choice = settings.raw(ENV_VAR).lower()
     if choice in ('0', 'false', 'no', 'off'):
         return None
     if choice in ('', 'auto'):

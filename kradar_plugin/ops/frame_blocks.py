@@ -15,11 +15,11 @@ choice is numba when the guard's version facts allow it and this kernel compiles
 trial against numpy (the full-matrix kernels are not compiled for it), numpy otherwise, with ONE
 ``FallbackWarning`` naming the cause unless numba is simply not installed.
 """
-import os
 import warnings
 
 import numpy as np
 
+from .. import settings
 from . import guard
 from .boxes import as_boxes, check_criterion, corner_offsets
 
@@ -100,7 +100,7 @@ def _offsets(off, n, name):
 
 def _use_numba(backend):
     """True to run the numba kernel; False for numpy; raises for an explicit backend that cannot run."""
-    name = backend or os.environ.get(guard.ENV_VAR, '').strip().lower() or None
+    name = backend or settings.raw(guard.ENV_VAR).lower() or None
     if name == 'numpy':
         return False
     if name == 'cuda':

@@ -14,6 +14,8 @@ import warnings
 
 import numpy as np
 
+from .. import settings
+
 ENV_VAR = 'KRADAR_IOU_BACKEND'
 ORDER = ('cuda', 'numba', 'numpy')
 logger = logging.getLogger(__name__)
@@ -41,7 +43,7 @@ _auto = []        # the automatic choice, once made
 def select(requested=None):
     """Return the Backend to use. ``requested``: None (``$KRADAR_IOU_BACKEND`` or automatic), or one
     of 'cuda', 'numba', 'numpy'."""
-    name = requested or os.environ.get(ENV_VAR, '').strip().lower() or None
+    name = requested or settings.raw(ENV_VAR).lower() or None
     if name is not None:
         if name not in ORDER:
             raise ValueError('unknown rotated-IoU backend %r (from %s): choose one of %s'

@@ -21,6 +21,8 @@ import os.path as osp
 import re
 from collections import OrderedDict
 
+from .. import settings
+
 REPORT_FILE = 'kradar_checkpoint_report.json'
 SCHEMA_VERSION = 1
 DEFAULT_MIN_LOADED = 0.9
@@ -432,8 +434,8 @@ def resolve_min_loaded(value=None, environ=None):
     default 0.9; 0 turns it off. ValueError naming the source for anything outside [0, 1]."""
     environ = os.environ if environ is None else environ
     source = 'runner.min_loaded'
-    if environ.get(ENV_MIN_LOADED, '').strip():
-        value, source = environ[ENV_MIN_LOADED].strip(), ENV_MIN_LOADED
+    if settings.raw(ENV_MIN_LOADED, environ):
+        value, source = settings.raw(ENV_MIN_LOADED, environ), ENV_MIN_LOADED
     if value is None:
         return DEFAULT_MIN_LOADED
     original = value

@@ -1,0 +1,119 @@
+"""Every ``KRADAR_*`` environment switch in one table (name, type, default, meaning), read here only.
+
+A leaf module (standard library only): the core (``ops``, ``evaluation``, ``distributed``), the adapters and
+the command-line tools all read their switches through :func:`raw` / :func:`flag` / :func:`enabled`, so a
+name is spelled once and an unknown one is a ``KeyError``, not a silently ignored variable.
+docs/settings.md is :func:`markdown`'s output
+(``python -c "from kradar_plugin import settings; print(settings.markdown(), end='')" > docs/settings.md``).
+"""
+import collections
+import os
+
+Setting = collections.namedtuple('Setting', 'name type default meaning')
+
+_TRUE = ('1', 'true', 'yes', 'on')
+_FALSE = ('0', 'false', 'no', 'off', '')
+
+TABLE = (
+    Setting('KRADAR_EVAL_ONLY', 'flag', 'unset',
+            'Evaluate once before training and stop (zero iterations, no checkpoint), with an unmodified '
+            'config and train script; `0` turns a config\'s eval-only off. Overrides `runner.eval_mode`.'),
+    Setting('KRADAR_EVAL_FIRST', 'flag', 'unset',
+            'Evaluate once before training, then train normally; exclusive with KRADAR_EVAL_ONLY=1.'),
+    Setting('KRADAR_EVAL_SAMPLES', 'positive int', 'unset (all)',
+            'Evaluate on the first N validation samples only (every evaluation of the run); overrides '
+            '`runner.eval_samples`.'),
+    Setting('KRADAR_MIN_LOADED', 'fraction in [0, 1]', '0.9',
+            'Stop before evaluating when less than this fraction of the model\'s parameters was loaded from '
+            'the checkpoint (0 turns the check off); overrides `runner.min_loaded`.'),
+    Setting('KRADAR_PREFLIGHT', 'flag', 'auto',
+            'Distributed preflight (samplers, worker pickling, CUDA in workers, shared memory, leftovers): '
+            '`auto` runs it before a pre-training evaluation; overrides `runner.preflight`.'),
+    Setting('KRADAR_PROBE_MODEL', 'flag', '0',
+            'The preflight\'s one forward/backward that finds parameters without gradient (opt-in); '
+            'overrides `runner.probe_model`.'),
+    Setting('KRADAR_IOU_BACKEND', 'cuda, numba or numpy', 'automatic',
+            'Force one rotated-IoU backend; an explicit backend that cannot run raises instead of falling '
+            'back.'),
+    Setting('KRADAR_EVAL_NO_NUMBA', 'flag', '0',
+            'Run the evaluator\'s kernels as plain Python (same numbers, slower), e.g. to rule numba out.'),
+    Setting('KRADAR_EVAL_THREADS', 'positive int', 'min(4, CPUs)',
+            'Worker threads for the evaluator\'s precision/recall curves (the compiled kernels release the '
+            'GIL).'),
+    Setting('KRADAR_EVAL_LOAD_WORKERS', 'auto, 0 or 1', 'auto',
+            '`kradar-eval` reads its two pickles in forked worker processes: `auto` for files of 4 MiB and '
+            'more on Linux with 2+ CPUs, `0` never, `1` always (Linux).'),
+    Setting('KRADAR_PLUGIN_REGISTER', '1, 0 or now', '1',
+            'Registration of the framework components: `1` at the first framework import (or at once when a '
+            'framework is loaded or a KRADAR_EVAL_* switch is set), `now` at `import kradar_plugin`, `0` '
+            'never (the command-line tools need none).'),
+    Setting('KRADAR_PATCH_DATASETS', 'comma-separated names', 'KRadarDataset',
+            'The registered dataset classes that `kradar_plugin.datasets.patch_echofusion` gives the fixed '
+            '`evaluate`.'),
+)
+SETTINGS = collections.OrderedDict((s.name, s) for s in TABLE)
+# the variables that ask the runner adapters for the eval-only switch (registration becomes immediate)
+SWITCHES = ('KRADAR_EVAL_ONLY', 'KRADAR_EVAL_FIRST', 'KRADAR_EVAL_SAMPLES', 'KRADAR_MIN_LOADED',
+            'KRADAR_PREFLIGHT', 'KRADAR_PROBE_MODEL')
+
+
+def _environ(environ):
+    return os.environ if environ is None else environ
+
+
+def raw(name, environ=None):
+    """The variable's value, stripped; '' when unset. KeyError for a name not in the table."""
+    if name not in SETTINGS:
+        raise KeyError('{} is not a kradar_plugin setting (see kradar_plugin/settings.py)'.format(name))
+    return _environ(environ).get(name, '').strip()
+
+
+def is_set(name, environ=None):
+    raw(name, environ)          # an unknown name raises
+    return name in _environ(environ)
+
+
+def flag(name, environ=None):
+    """True/False for a set flag, None when unset; ValueError naming the variable for anything else."""
+    environ = _environ(environ)
+    if not is_set(name, environ):
+        return None
+    value = raw(name, environ).lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ValueError('{}={!r}: expected 1 or 0'.format(name, environ[name]))
+
+
+def enabled(name, environ=None):
+    """Lenient truth: anything but unset, '', 0, false, no, off."""
+    return raw(name, environ).lower() not in _FALSE
+
+
+def positive_int(name, environ=None):
+    """The integer value, None when unset; ValueError naming the variable for anything else."""
+    value = raw(name, environ)
+    if not value:
+        return None
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number <= 0:
+        raise ValueError('{}={!r}: expected a positive integer'.format(name, value))
+    return number
+
+
+def markdown():
+    """The table as Markdown (docs/settings.md)."""
+    lines = ['# Settings: the `KRADAR_*` environment variables', '',
+             'Generated from `kradar_plugin/settings.py` (`settings.markdown()`), the one place '
+             'that reads them. Config values (`runner.eval_mode`, ...) are the usual way; a variable overrides '
+             'the config for users who keep their own launch scripts. Flags take `1`/`0` '
+             '(also `true`/`false`, `yes`/`no`, `on`/`off`).', '',
+             '| variable | type | default | meaning |', '| --- | --- | --- | --- |']
+    for s in TABLE:
+        lines.append('| `{}` | {} | {} | {} |'.format(s.name, s.type, s.default, s.meaning))
+    return '\n'.join(lines) + '\n'
+

@@ -1,0 +1,58 @@
+"""The one table of KRADAR_* switches: every variable the code reads is in it, it is read only through
+kradar_plugin.settings, and docs/settings.md is its rendering."""
+import os
+import re
+
+import pytest
+
+from kradar_plugin import settings
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# names that are output markers of the doctor's child processes or Python constants, not variables
+NOT_VARIABLES = {'KRADAR_COMPILE_JSON', 'KRADAR_DOCTOR_IMPORT', 'KRADAR_DOCTOR_IMPORT_BEGIN', 'KRADAR_DOCTOR_JSON',
+                 'KRADAR_LOADER_PROBE', 'KRADAR_CLASSES', 'KRADAR_KEYWORDS'}
+
+
+def _sources():
+    for top in ('kradar_plugin', 'tools'):
+        for base, _, files in os.walk(os.path.join(ROOT, top)):
+            for name in files:
+                if name.endswith('.py'):
+                    path = os.path.join(base, name)
+                    with open(path) as f:
+                        yield os.path.relpath(path, ROOT), f.read()
+
+
+def test_every_variable_in_the_code_is_in_the_table():
+    named = set()
+    for _, text in _sources():
+        named.update(re.findall(r'\bKRADAR_[A-Z_]*[A-Z]\b', text))
+    assert named - NOT_VARIABLES - {'KRADAR_EVAL'} == set(settings.SETTINGS)
+
+
+def test_the_environment_is_read_in_one_place():
+    readers = sorted(path for path, text in _sources()
+                     if re.search(r"environ(\.get)?\(?\[?\s*['\"]KRADAR_", text)
+                     and path != os.path.join('kradar_plugin', 'settings.py'))
+    assert readers == []
+
+
+def test_parsing_names_the_variable():
+    env = {'KRADAR_EVAL_ONLY': ' Yes ', 'KRADAR_EVAL_FIRST': '0', 'KRADAR_PREFLIGHT': 'maybe',
+           'KRADAR_EVAL_SAMPLES': '-3', 'KRADAR_EVAL_THREADS': '2'}
+    assert settings.flag('KRADAR_EVAL_ONLY', env) is True
+    assert settings.flag('KRADAR_EVAL_FIRST', env) is False
+    assert settings.flag('KRADAR_PROBE_MODEL', env) is None
+    assert settings.enabled('KRADAR_EVAL_ONLY', env) and not settings.enabled('KRADAR_EVAL_FIRST', env)
+    assert settings.positive_int('KRADAR_EVAL_THREADS', env) == 2
+    with pytest.raises(ValueError, match=r"KRADAR_PREFLIGHT='maybe'"):
+        settings.flag('KRADAR_PREFLIGHT', env)
+    with pytest.raises(ValueError, match=r"KRADAR_EVAL_SAMPLES='-3'"):
+        settings.positive_int('KRADAR_EVAL_SAMPLES', env)
+    with pytest.raises(KeyError, match='KRADAR_EVAL_ONLLY'):
+        settings.raw('KRADAR_EVAL_ONLLY', env)
+
+
+def test_docs_page_is_the_rendered_table():
+    with open(os.path.join(ROOT, 'docs', 'settings.md')) as f:
+        assert f.read() == settings.markdown()
