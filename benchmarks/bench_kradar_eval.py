@@ -260,7 +260,7 @@ def _cli_infos(tmp, infos, results):
 def _bench_infos(data, no_cli):
     """EchoFusion infos + model results (the dataset's evaluate and ``kradar-eval --infos``): converting them
     to the evaluator's columns in process, then the command end to end."""
-    from kradar_plugin.datasets.kradar_format import converted, evaluate_results
+    from kradar_plugin.evaluation.inputs.kradar_format import converted, evaluate_results
     from kradar_plugin.evaluation.protocols import get_protocol
     infos, results = infos_and_results(*data)
     n = len(infos)

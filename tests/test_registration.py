@@ -33,9 +33,9 @@ def test_broken_framework_gives_one_warning_and_the_core_still_works():
     assert proc.returncode == 0, proc.stderr
     count, message, failed, iou = proc.stdout.strip().splitlines()
     assert count == '1'
-    assert "mmcv is installed but kradar_plugin.runner failed to import" in message
+    assert "mmcv is installed but kradar_plugin.adapters.mmcv1 failed to import" in message
     assert "No module named 'mmcv._ext'" in message and 'kradar-doctor' in message
-    assert 'kradar_plugin.runner' in failed
+    assert 'kradar_plugin.adapters.mmcv1' in failed
     assert iou == '0.2'
 
 
@@ -108,7 +108,7 @@ def test_registration_after_a_failed_framework_import_that_loaded_mmcv(tmp_path)
             import mmdet3d
         except ImportError as exc:
             print('probe failed:', exc)
-        print('mmcv' in sys.modules, 'kradar_plugin.runner' in sys.modules)
+        print('mmcv' in sys.modules, 'kradar_plugin.adapters.mmcv1' in sys.modules)
         from mmcv.runner import HOOKS
         print('EvalOnlyHook' in HOOKS.module_dict, kradar_plugin._registration.deferred)
     ''', pythonpath=[str(tmp_path)])
@@ -124,11 +124,11 @@ def test_registration_is_immediate_under_a_loaded_framework_or_when_asked():
         import sys
         import mmcv
         import kradar_plugin
-        print('kradar_plugin.runner' in sys.modules, 'torch' in sys.modules)
+        print('kradar_plugin.adapters.mmcv1' in sys.modules, 'torch' in sys.modules)
     ''')
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == 'True True'
-    proc = run('import sys, kradar_plugin; print("kradar_plugin.runner" in sys.modules)', KRADAR_PLUGIN_REGISTER='now')
+    proc = run('import sys, kradar_plugin; print("kradar_plugin.adapters.mmcv1" in sys.modules)', KRADAR_PLUGIN_REGISTER='now')
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == 'True'
 

@@ -35,7 +35,7 @@ def _openmmlab2():
 sys.path[:0] = [p for p in (os.getcwd(), osp.dirname(osp.dirname(osp.abspath(__file__)))) if p not in sys.path]
 
 if __name__ == '__main__' and _openmmlab2():  # same flags on the 2.0 stack, through the mmengine adapter
-    from kradar_plugin.engine.train import main as engine_main
+    from kradar_plugin.adapters.mmengine.train import main as engine_main
     sys.exit(engine_main())
 
 import mmcv  # noqa: E402
@@ -45,7 +45,7 @@ from mmcv.runner import get_dist_info, init_dist
 from torch.distributed.elastic.multiprocessing.errors import record
 
 import kradar_plugin  # noqa: E402,F401  (registers the dataset, models, runner switch; CPU support)
-from kradar_plugin.runner import EvalOnlyRunnerConstructor, normalize_dist_params  # noqa: E402
+from kradar_plugin.adapters.mmcv1 import EvalOnlyRunnerConstructor, normalize_dist_params  # noqa: E402
 from kradar_plugin.distributed import eval_mode  # noqa: E402
 from kradar_plugin.distributed.failfast import wait_if_peer_failure  # noqa: E402
 
@@ -71,8 +71,8 @@ from mmdet.apis import set_random_seed  # noqa: E402
 try:
     from mmdet.utils import setup_multi_processes  # noqa: E402  (mmdet >= 2.20, as mmdet3d's train.py uses it)
 except ImportError:  # mmdet 2.19 (EchoFusion's pin): the same settings from the plugin
-    from kradar_plugin.runner.multi_processes import setup_multi_processes  # noqa: E402
-from kradar_plugin.runner.cpu_dist import install_cpu_support  # noqa: E402
+    from kradar_plugin.adapters.mmcv1.multi_processes import setup_multi_processes  # noqa: E402
+from kradar_plugin.adapters.mmcv1.cpu_dist import install_cpu_support  # noqa: E402
 
 install_cpu_support()  # no-op with CUDA; on a CPU machine also covers mmdet3d's train functions imported above
 

@@ -6,7 +6,7 @@
 #     python tools/train.py configs/mm2/pointpillars_kradar_radar.py \
 #         --cfg-options runner_type=EvalOnlyRunner [eval_mode=first] [eval_samples=20] [load_from=ckpt.pth]
 #     KRADAR_EVAL_ONLY=1 python tools/train.py configs/mm2/pointpillars_kradar_radar.py
-#   kradar_plugin's: python -m kradar_plugin.engine.train configs/mm2/pointpillars_kradar_radar.py --eval-only
+#   kradar_plugin's: python -m kradar_plugin.adapters.mmengine.train configs/mm2/pointpillars_kradar_radar.py --eval-only
 custom_imports = dict(imports=['kradar_plugin'], allow_failed_imports=False)
 default_scope = 'mmdet3d'
 

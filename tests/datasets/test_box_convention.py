@@ -9,8 +9,8 @@ import sys
 import numpy as np
 import pytest
 
-from kradar_plugin.datasets import box_convention as bc
-from kradar_plugin.datasets.kradar_format import build_annos, evaluate_results, info_to_gt_anno, result_to_dt_anno
+from kradar_plugin.evaluation.inputs import box_convention as bc
+from kradar_plugin.evaluation.inputs.kradar_format import build_annos, evaluate_results, info_to_gt_anno, result_to_dt_anno
 from tests.datasets import convention_cases as cases
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -182,7 +182,7 @@ def test_installed_version_is_read_without_importing_mmdet3d():
     detected version equals the distribution metadata, and neither kradar_format nor the detection imports
     mmdet3d, torch or mmcv."""
     code = ('import sys\n'
-            'from kradar_plugin.datasets import box_convention as bc, kradar_format\n'
+            'from kradar_plugin.evaluation.inputs import box_convention as bc, kradar_format\n'
             'print(bc.installed_mmdet3d_version()); print(bc.resolve_box_convention(None))\n'
             'print(sorted(m for m in sys.modules if m.split(".")[0] in ("mmdet3d", "torch", "mmcv")))\n')
     proc = subprocess.run([sys.executable, '-c', code], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

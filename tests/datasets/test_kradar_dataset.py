@@ -14,7 +14,8 @@ from mmcv.parallel import MMDataParallel
 from torch.utils.data import Dataset
 
 import kradar_plugin  # noqa: F401
-from kradar_plugin.datasets import box_convention, demo_data
+from kradar_plugin.datasets import demo_data
+from kradar_plugin.evaluation.inputs import box_convention
 from kradar_plugin.datasets.kradar_dataset import REGISTERED_NAME, KRadarDataset, annos_to_lidar_boxes
 from kradar_plugin.datasets.kradar_eval_mixin import KRadarEvalMixin, patch_dataset_evaluate
 from mmdet.apis import single_gpu_test

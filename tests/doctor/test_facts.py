@@ -1,4 +1,4 @@
-"""The shared version-facts table (compat/facts.py), one test per documented failure mode.
+"""The shared version-facts table (compat/facts/), one test per documented failure mode.
 
 Each expectation is derived from /work/shared/reference/rotate-iou.md ("Failure modes", "Compat matrix") and
 environment.md section 3, quoted next to the test.
@@ -7,6 +7,7 @@ import pytest
 
 from kradar_plugin.compat import facts as F
 from kradar_plugin.compat.facts import numba_cuda_findings
+from kradar_plugin.doctor.result import CheckResult
 
 
 def statuses(findings):
@@ -17,9 +18,15 @@ def fails(findings):
     return [f for f in findings if f.status == 'FAIL']
 
 
-def test_finding_is_the_documented_namedtuple():
-    f = F.Finding('FAIL', 'r', 'x')
-    assert f._fields == ('status', 'reason', 'fix') and f.status == 'FAIL'
+def test_findings_are_the_doctors_one_result_type():
+    """The facts' findings are kradar_plugin.doctor.result.CheckResult, named after the doctor check that
+    reports them (the guard reads status/reason/fix of the same objects)."""
+    found = numba_cuda_findings('0.48.0', '1.20.3', '11.3', '580.65.06', '3.9')
+    assert all(type(f) is CheckResult for f in found)
+    assert found[0]._fields == ('name', 'status', 'reason', 'fix')
+    assert [(f.name, f.status) for f in found] == [('numba-python', 'FAIL'), ('numba-numpy', 'FAIL'),
+                                                   ('numba-cuda', 'FAIL'), ('numba-driver', 'FAIL')]
+    assert all(f.reason and f.fix for f in found)
 
 
 def test_unknown_numba_gives_nothing():

@@ -32,7 +32,7 @@ def judged(config, probe_model=True, drop=(), **facts):
     """The doctor's results for ``config``: quick facts of this machine + the real loader probe."""
     found = dict(probe(config, probe_model))
     assert 'loader-probe-error' not in found, found
-    found['pitfalls'] = [d for d in found['pitfalls'] if d['name'] not in drop]
+    found['pitfalls'] = [r for r in found['pitfalls'] if r.name not in drop]
     probes = dict(MACHINE_INDEPENDENT, **found)
     probes.update(facts)
     f = checks.collect_facts(config=os.path.join(CONFIGS, config), quick=True, probes_=probes)

@@ -296,3 +296,21 @@ def test_box_convention_rule():
     live = {'checkpoint': {'path': 'x.pth', 'meta': True, 'mmengine_version': '0.10.7'}}
     r = result(judge('mmdet3d=0.17.3', machine=live), 'box-convention')
     assert r.status == 'WARN' and 'mmengine 0.10.7' in r.reason
+
+
+def test_every_rule_names_its_results_after_its_check():
+    """One result type: a rule (and the version facts it applies) returns CheckResults that already carry
+    their check's name; evaluate adds only the OK lines."""
+    from kradar_plugin.doctor import checks
+    from kradar_plugin.doctor.result import CheckResult
+
+    from .helpers import fact_sheets
+    seen = set()
+    for facts in fact_sheets():
+        for check in checks.CHECKS:
+            found = check.rule(facts)
+            assert all(type(r) is CheckResult and r.name == check.name for r in found), (check.name, found)
+            seen.update((r.name, r.status) for r in found)
+        assert [r for r in checks.evaluate(facts) if r.name not in [c.name for c in checks.CHECKS]] == []
+    # the fact sheets reach failing, warning and skipped results of most checks
+    assert len(seen) >= 50 and len(set(n for n, s in seen if s == 'FAIL')) >= 15

@@ -1,5 +1,5 @@
 """Eval-only / eval-first / eval-samples through the real mmengine Runner, launched by mmdet3d 1.4's own,
-unmodified ``tools/train.py`` (and by ``python -m kradar_plugin.engine.train``) with 1 and 2 gloo processes
+unmodified ``tools/train.py`` (and by ``python -m kradar_plugin.adapters.mmengine.train``) with 1 and 2 gloo processes
 on CPU, a real mmdet3d detector (PointPillars ``VoxelNet``, mmcv 2.1 CPU ops) on K-Radar-format data, and
 ``KRadarMetric``. Selected by ``--cfg-options runner_type=EvalOnlyRunner ...`` or by KRADAR_EVAL_*.
 Failure handling and sampler checks are tested on the fast toy model (test_toy_launch.py)."""
@@ -101,5 +101,5 @@ def test_eval_samples_from_cfg_options_with_two_processes(setup, eval_only_jobs)
 
 def test_our_train_entry_eval_only_two_processes(setup, eval_only_jobs):
     base, _, cfg = setup
-    job = launch(cfg, base / 'ours', nproc=2, module='kradar_plugin.engine.train', args=['--eval-only'])
+    job = launch(cfg, base / 'ours', nproc=2, module='kradar_plugin.adapters.mmengine.train', args=['--eval-only'])
     assert assert_eval_only(job) == eval_only_jobs[1].metrics(eval_only_jobs[1].val_records()[0])

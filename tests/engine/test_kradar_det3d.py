@@ -7,7 +7,7 @@ from mmdet3d.registry import DATASETS, TRANSFORMS
 from mmengine.registry import init_default_scope
 
 import kradar_plugin  # noqa: F401  (registers the components)
-from kradar_plugin.datasets.box_convention import info_annos_to_radar_boxes
+from kradar_plugin.evaluation.inputs.box_convention import info_annos_to_radar_boxes
 
 from .helpers import demo_data
 

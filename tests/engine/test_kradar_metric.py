@@ -13,8 +13,8 @@ import torch
 from mmdet3d.structures import LiDARInstance3DBoxes
 
 from kradar_plugin.datasets.kradar_eval_mixin import KRadarEvalMixin
-from kradar_plugin.engine.kradar_det3d import annos_to_lidar_boxes
-from kradar_plugin.engine.kradar_metric import KRadarMetric, evaluate_saved
+from kradar_plugin.adapters.mmengine.kradar_det3d import annos_to_lidar_boxes
+from kradar_plugin.adapters.mmengine.kradar_metric import KRadarMetric, evaluate_saved
 
 from .helpers import demo_data
 

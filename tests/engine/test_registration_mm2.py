@@ -19,7 +19,7 @@ PROBE = '''
     print(json.dumps({
         'registration_warnings': [str(w.message) for w in caught if issubclass(w.category, RegistrationWarning)],
         'failures': sorted(failures),
-        'legacy_modules': sorted(m for m in sys.modules if m.startswith(('kradar_plugin.runner', 'mmcv.runner',
+        'legacy_modules': sorted(m for m in sys.modules if m.startswith(('kradar_plugin.adapters.mmcv1', 'mmcv.runner',
                                                                           'kradar_plugin.models'))),
         'hook': HOOKS.get('EvalOnlyHook').__module__,
         'runner': RUNNERS.get('EvalOnlyRunner').__module__,
@@ -45,10 +45,10 @@ def test_import_registers_the_2x_adapters_without_warnings():
     assert out['registration_warnings'] == [] and 'RegistrationWarning' not in stderr, stderr[-3000:]
     assert out['failures'] == []
     assert out['legacy_modules'] == []
-    assert out['hook'] == 'kradar_plugin.engine.eval_only_hook'
-    assert out['runner'] == 'kradar_plugin.engine.runner'
-    assert out['metric'] == 'kradar_plugin.engine.kradar_metric'
-    assert out['dataset'] == out['transform'] == 'kradar_plugin.engine.kradar_det3d'
+    assert out['hook'] == 'kradar_plugin.adapters.mmengine.eval_only_hook'
+    assert out['runner'] == 'kradar_plugin.adapters.mmengine.runner_builder'
+    assert out['metric'] == 'kradar_plugin.adapters.mmengine.kradar_metric'
+    assert out['dataset'] == out['transform'] == 'kradar_plugin.adapters.mmengine.kradar_det3d'
     assert out['alias'] is True
     assert out['env_switch'] is False
 
@@ -82,8 +82,8 @@ def test_a_broken_mmcv_2x_gives_one_warning_and_the_engine_adapters_stay():
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert out['failures'] == ['kradar_plugin.engine.kradar_det3d'], out
+    assert out['failures'] == ['kradar_plugin.adapters.mmengine.kradar_det3d'], out
     assert len(out['warnings']) == 1
-    assert 'mmdet3d is installed but kradar_plugin.engine.kradar_det3d failed to import' in out['warnings'][0]
+    assert 'mmdet3d is installed but kradar_plugin.adapters.mmengine.kradar_det3d failed to import' in out['warnings'][0]
     assert "No module named 'mmcv._ext'" in out['warnings'][0]
     assert out['runner'] is True

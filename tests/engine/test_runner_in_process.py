@@ -9,8 +9,8 @@ from mmengine.config import Config
 from mmengine.registry import RUNNERS
 from mmengine.runner import Runner
 
-from kradar_plugin.engine import EvalOnlyHook, EvalOnlyRunner
-from kradar_plugin.engine.runner import EvalSwitchMixin, dist_cfg_for_mmengine
+from kradar_plugin.adapters.mmengine import EvalOnlyHook, EvalOnlyRunner
+from kradar_plugin.adapters.mmengine.runner_builder import EvalSwitchMixin, dist_cfg_for_mmengine
 
 from .helpers import TOY_CONFIG
 

@@ -64,7 +64,7 @@ def test_eval_samples_with_two_processes(base):
 
 
 def test_our_train_entry_eval_first_with_samples(base):
-    job = launch(TOY_CONFIG, base / 'ours', nproc=2, module='kradar_plugin.engine.train',
+    job = launch(TOY_CONFIG, base / 'ours', nproc=2, module='kradar_plugin.adapters.mmengine.train',
                  args=['--eval-first', '--eval-samples', '3', '--cfg-options', 'train_cfg.max_epochs=1'])
     assert job.returncode == 0, job.describe()
     assert [m['toy/n'] for m in toy_metrics(job)] == [3, 3]

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from kradar_plugin.datasets.kradar_format import condition_table, evaluate_results
+from kradar_plugin.evaluation.inputs.kradar_format import condition_table, evaluate_results
 from kradar_plugin.evaluation.evaluator import KRadarEvaluator
 
 from .test_conditions_paths import _cli, _dump, _infos

@@ -160,7 +160,7 @@ def test_the_collector_pauses_only_while_reading(tmp_path):
 
 
 def test_infos_and_results_read_by_workers_as_in_process(tmp_path, monkeypatch):
-    from tests.datasets.test_kradar_columns import CLASSES, _frames
+    from tests.evaluation.test_kradar_columns import CLASSES, _frames
     infos, results = _frames(200, seed=4)
     paths = []
     for name, obj in (('infos.pkl', {'infos': infos}), ('results.pkl', results)):

@@ -10,7 +10,7 @@ import sys
 
 import torch
 
-from kradar_plugin.runner.checkpoint_report import REPORT_FILE
+from kradar_plugin.distributed.checkpoint_report import REPORT_FILE
 
 from .fixture_components import toy_features
 from .launch_utils import CONFIGS, ROOT, dist_train, run

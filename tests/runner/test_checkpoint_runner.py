@@ -17,7 +17,7 @@ from mmdet.core import EvalHook
 from torch.utils.data import DataLoader
 
 import kradar_plugin  # noqa: F401  (registers EvalOnlyRunnerConstructor, as custom_imports would)
-from kradar_plugin.runner.checkpoint_report import REPORT_FILE, CheckpointLoadError
+from kradar_plugin.distributed.checkpoint_report import REPORT_FILE, CheckpointLoadError
 
 from .fixture_components import ToyEvalDataset, ToyRegressor
 

@@ -8,7 +8,7 @@ import torch
 from mmdet.datasets.samplers import DistributedSampler
 from torch.utils.data import DataLoader, TensorDataset
 
-from kradar_plugin.runner.eval_subset import rebuild_loader, subset_dataset
+from kradar_plugin.adapters.mmcv1.subset import rebuild_loader, subset_dataset
 
 from .fixture_components import ToyEvalDataset
 from .launch_utils import ROOT

@@ -89,7 +89,7 @@ def test_eval_only_without_eval_hook_is_refused(tmp_path):
 def test_order_check_only_for_the_standard_collection():
     from mmcv.runner import DistEvalHook as MmcvDistEvalHook
 
-    from kradar_plugin.runner.eval_guard import uses_standard_collection
+    from kradar_plugin.adapters.mmcv1.eval_guard import uses_standard_collection
     loader = DataLoader(ToyEvalDataset(num_samples=3), batch_size=1)
 
     class ProjectEvalHook(MmcvDistEvalHook):  # e.g. a BEVFormer-style hook with its own collection

@@ -3,8 +3,8 @@ gives, keep the frame policy, and name the frame of a bad value as infos[i] / re
 import numpy as np
 import pytest
 
-from kradar_plugin.datasets.kradar_columns import gather_infos, gather_result_frames
-from kradar_plugin.datasets.kradar_format import (build_annos, converted, evaluate_results, info_to_gt_anno,
+from kradar_plugin.evaluation.inputs.kradar_columns import gather_infos, gather_result_frames
+from kradar_plugin.evaluation.inputs.kradar_format import (build_annos, converted, evaluate_results, info_to_gt_anno,
                                                   result_to_dt_anno)
 from kradar_plugin.evaluation import kradar_eval
 from kradar_plugin.evaluation.protocols import get_protocol

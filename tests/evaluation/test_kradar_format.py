@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from kradar_plugin.datasets.kradar_format import (evaluate_results, info_to_gt_anno, result_to_dt_anno)
-from kradar_plugin.datasets.result_io import normalize_results
+from kradar_plugin.evaluation.inputs.kradar_format import (evaluate_results, info_to_gt_anno, result_to_dt_anno)
+from kradar_plugin.evaluation.inputs.result_io import normalize_results
 
 OLD = 'mmdet3d<1.0'
 
