@@ -27,11 +27,11 @@ class RegistrationWarning(UserWarning):
 # (adapter module, the framework module it needs); imported in this order.
 ADAPTERS = (
     ('kradar_plugin.compat.mmdet3d_alias', 'mmdet3d'),
-    ('kradar_plugin.runner', 'mmcv'),
+    ('kradar_plugin.adapters.mmcv1', 'mmcv'),
     ('kradar_plugin.datasets.kradar_dataset', 'mmdet'),
     ('kradar_plugin.models', 'mmdet'),
-    ('kradar_plugin.engine', 'mmengine'),
-    ('kradar_plugin.engine.kradar_det3d', 'mmdet3d'),
+    ('kradar_plugin.adapters.mmengine', 'mmengine'),
+    ('kradar_plugin.adapters.mmengine.kradar_det3d', 'mmdet3d'),
 )
 # adapters that import no framework (mmdet3d's IoU module names): installed at once even when the rest waits
 EAGER_ADAPTERS = ('kradar_plugin.compat.mmdet3d_alias',)
@@ -40,13 +40,13 @@ EAGER_ADAPTERS = ('kradar_plugin.compat.mmdet3d_alias',)
 # 1.x adapters are not tried on mmcv 2.x, mmdet3d 1.x (mmengine) ones not on mmdet3d <= 1.0.0rc6. Without
 # mmengine the 1.x adapters are always tried, so a broken mmcv 1.x install is still reported.
 GENERATION_MARKERS = {
-    'kradar_plugin.runner': ('mmcv/runner', '1.x'),
+    'kradar_plugin.adapters.mmcv1': ('mmcv/runner', '1.x'),
     'kradar_plugin.datasets.kradar_dataset': ('mmdet/datasets/builder.py', '1.x'),
     'kradar_plugin.models': ('mmdet/models/builder.py', '1.x'),
-    'kradar_plugin.engine.kradar_det3d': ('mmdet3d/registry.py', '2.x'),
+    'kradar_plugin.adapters.mmengine.kradar_det3d': ('mmdet3d/registry.py', '2.x'),
 }
 # the adapters whose import installs the KRADAR_EVAL_* switch
-SWITCH_ADAPTERS = ('kradar_plugin.runner', 'kradar_plugin.engine')
+SWITCH_ADAPTERS = ('kradar_plugin.adapters.mmcv1', 'kradar_plugin.adapters.mmengine')
 ENV_VAR = 'KRADAR_PLUGIN_REGISTER'
 # the eval-only switch variables (framework-free module: importable even when the adapters are not)
 SWITCH_VARS = settings.SWITCHES

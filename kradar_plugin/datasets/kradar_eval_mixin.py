@@ -38,7 +38,7 @@ import tempfile
 
 import numpy as np
 
-from .result_io import new_results_path, write_results_pickle
+from ..evaluation.inputs.result_io import new_results_path, write_results_pickle
 
 from kradar_plugin.evaluation.protocols import (ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE,
                                                 PROTOCOL_FIELDS)
@@ -146,7 +146,7 @@ class KRadarEvalMixin(object):
 
     def _kradar_offline_command(self, path, protocol, kwargs):
         """The ``kradar-eval`` command that repeats this evaluation on the saved results."""
-        from kradar_plugin.datasets.box_convention import resolve_box_convention
+        from kradar_plugin.evaluation.inputs.box_convention import resolve_box_convention
         convention = resolve_box_convention(kwargs.get('box_convention', getattr(self, 'box_convention', None)))
         parts = ['kradar-eval', '--infos', getattr(self, 'ann_file', None) or '<info pickle>', '--results', path,
                  '--classes'] + ["'{}'".format(c) for c in self.CLASSES] + [
@@ -206,7 +206,7 @@ class KRadarEvalMixin(object):
     def _kradar_log_notes(self, protocol, box_convention, logger):
         """Once per evaluation: where legacy can differ from EchoFusion's own numbers, and a warning when the
         loaded checkpoint (meta set by the runner adapter) was trained under the other box convention."""
-        from kradar_plugin.datasets.box_convention import (convention_mismatch_message, recorded_mmdet3d_version,
+        from kradar_plugin.evaluation.inputs.box_convention import (convention_mismatch_message, recorded_mmdet3d_version,
                                                            resolve_box_convention)
         from kradar_plugin.evaluation.protocols import LEGACY_DIFFERENCE_NOTE
         if protocol == 'legacy':

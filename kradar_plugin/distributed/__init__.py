@@ -1,4 +1,4 @@
-"""What the mmcv 1.x runner adapter (``kradar_plugin.runner``) and the mmengine one (``kradar_plugin.engine``)
+"""What the mmcv 1.x runner adapter (``kradar_plugin.adapters.mmcv1``) and the mmengine one (``kradar_plugin.adapters.mmengine``)
 share: the eval-only switch's settings, ``dist_params`` normalisation, the exact-collection checks, the
 fail-fast report and the guard helpers around an evaluation.
 

@@ -48,7 +48,7 @@ def check_collection(loader, collector):
 def save_results(results, work_dir, tag):
     """Pickle the collected results under ``work_dir/eval_results/results_<tag>.pkl`` (atomically, as plain
     numpy: tensors and box objects converted, so ``kradar-eval`` loads them without torch or mmdet3d)."""
-    from kradar_plugin.datasets.result_io import write_results_pickle
+    from kradar_plugin.evaluation.inputs.result_io import write_results_pickle
     path = osp.abspath(osp.join(work_dir or '.', RESULTS_DIR, 'results_{}.pkl'.format(tag)))
     return write_results_pickle(results, path)
 

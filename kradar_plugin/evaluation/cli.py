@@ -135,8 +135,8 @@ def _evaluate_sides(args, names, overrides, inputs, make_bar, frame_rule, evalua
 def _evaluate_results(args, names, overrides, make_bar):
     """--infos / --results: both files gathered into columns once (in worker processes for large files,
     while numba warms up), then converted per protocol (its region and frame policy)."""
-    from kradar_plugin.datasets.box_convention import resolve_box_convention
-    from kradar_plugin.datasets.kradar_columns import Converted, gather_infos, gather_result_frames, info_list
+    from kradar_plugin.evaluation.inputs.box_convention import resolve_box_convention
+    from kradar_plugin.evaluation.inputs.kradar_columns import Converted, gather_infos, gather_result_frames, info_list
     from .kradar_eval import fields_read, warm_up
     from .loading import load_pickle, read_pair
     from . import conditions as cond

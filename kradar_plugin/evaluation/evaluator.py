@@ -30,7 +30,7 @@ class KRadarEvaluator(object):
     no groups); ``grouped`` (None: groups when conditions, a comparison, a bootstrap or a score threshold
     ask for them; True: always, ``total`` at least); ``bootstrap`` / ``seed`` (intervals resampling
     sequences); ``box_convention`` /
-    ``dt_z_is_bottom`` (how result boxes are read, ``kradar_plugin.datasets.box_convention``); other
+    ``dt_z_is_bottom`` (how result boxes are read, ``kradar_plugin.evaluation.inputs.box_convention``); other
     keywords: protocol settings (``distance_edges=...``).
     """
 
@@ -80,7 +80,7 @@ class KRadarEvaluator(object):
     def process(self, infos, results):
         """Add frames: EchoFusion info dicts and, in the same order, the model's per-frame results
         (``{'boxes_3d', 'scores_3d', 'labels_3d'}``, as tensors, arrays or mmdet3d box objects)."""
-        from kradar_plugin.datasets.kradar_columns import check_frame_counts
+        from kradar_plugin.evaluation.inputs.kradar_columns import check_frame_counts
         infos, results = list(infos), list(results)
         check_frame_counts(len(infos), len(results))
         self._infos.extend(infos)
@@ -90,8 +90,8 @@ class KRadarEvaluator(object):
         """Evaluate the processed frames; returns the first protocol's flat metrics (``kradar_eval``'s
         keys). ``self.evaluations`` holds every protocol's Evaluation, ``self.groups`` the condition groups
         ({protocol name: groups}) when there are conditions."""
-        from kradar_plugin.datasets.box_convention import resolve_box_convention
-        from kradar_plugin.datasets.kradar_columns import (Converted, check_frame_counts, gather_infos,
+        from kradar_plugin.evaluation.inputs.box_convention import resolve_box_convention
+        from kradar_plugin.evaluation.inputs.kradar_columns import (Converted, check_frame_counts, gather_infos,
                                                            gather_result_frames)
         check_frame_counts(len(self._infos), len(self._results))
         classes = tuple(self.classes)
@@ -199,7 +199,7 @@ class KRadarEvaluator(object):
     def offline_command(self, results_path, infos_path):
         """The ``kradar-eval`` line that repeats this evaluation on saved files, or None when a setting has no
         option (protocol overrides, a non-default ROI, explicit condition rows)."""
-        from kradar_plugin.datasets.box_convention import resolve_box_convention
+        from kradar_plugin.evaluation.inputs.box_convention import resolve_box_convention
         from .protocols import ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE
         if self.protocol_overrides or not isinstance(self.conditions, (str, type(None))) or any(
                 isinstance(p, Protocol) for p in (self.protocol if isinstance(self.protocol, (list, tuple))

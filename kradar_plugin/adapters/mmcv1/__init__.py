@@ -15,7 +15,7 @@ repairs, ``min_loaded``), evaluate EMA weights before training as after an epoch
 distributed pitfalls before a pre-training evaluation (``preflight``).
 """
 from kradar_plugin.distributed.collection import CollectionError, check_rank_indices, collected_order  # noqa: F401
-from .constructor import EvalOnlyRunnerConstructor, install_env_switch  # noqa: F401
+from .runner_builder import EvalOnlyRunnerConstructor, install_env_switch  # noqa: F401
 from .cpu_dist import install_cpu_support, install_timeout_support
 from kradar_plugin.distributed.dist_params import normalize_dist_params  # noqa: F401
 from .eval_only_hook import EvalOnlyHook  # noqa: F401

@@ -23,7 +23,7 @@ import os
 import os.path as osp
 import warnings
 
-from . import checkpoint_report as cr
+from kradar_plugin.distributed import checkpoint_report as cr
 
 
 class CheckpointRepairWarning(UserWarning):

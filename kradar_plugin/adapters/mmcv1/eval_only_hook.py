@@ -21,7 +21,7 @@ from mmcv.runner import HOOKS, EvalHook, Hook, LoggerHook
 from .ema import checkpoint_ema_weights
 from .eval_guard import check_collection, guard_eval_hook, uses_standard_collection
 from kradar_plugin.distributed.eval_mode import check_flag, check_mode, check_samples
-from .eval_subset import subset_eval_hook
+from .subset import subset_eval_hook
 
 
 @HOOKS.register_module()

@@ -11,9 +11,9 @@ waiting in a collective.
 """
 import os
 
-from ..doctor import pitfalls as P
-from ..doctor.report import format_report
-from ..doctor.result import CheckResult
+from kradar_plugin.doctor import pitfalls as P
+from kradar_plugin.doctor.report import format_report
+from kradar_plugin.doctor.result import CheckResult
 from .eval_guard import uses_standard_collection
 
 
@@ -77,7 +77,7 @@ def _loader_checks(name, loader, results):
 def _local_checks(runner, loaders, world, rank, probe_model):
     """This rank's findings (as dicts), its sampler draws and loader sizes. Never raises: a check that fails
     to run becomes a WARN, so every rank reaches the all_gather."""
-    from .checkpoint_report import unwrap_model
+    from kradar_plugin.distributed.checkpoint_report import unwrap_model
     results, draws, sizes = [], {}, {}
     local_rank = int(os.environ.get('LOCAL_RANK', rank))
     for name, loader in loaders:

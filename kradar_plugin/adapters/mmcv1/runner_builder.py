@@ -17,7 +17,7 @@ from mmcv.runner.default_constructor import DefaultRunnerConstructor
 
 from kradar_plugin.distributed import eval_mode
 from .checkpoint_guard import install_checkpoint_guard
-from .checkpoint_report import resolve_min_loaded
+from kradar_plugin.distributed.checkpoint_report import resolve_min_loaded
 from .eval_only_hook import EvalOnlyHook
 
 OWN_KEYS = ('eval_mode', 'eval_samples', 'base_constructor', 'min_loaded', 'preflight', 'probe_model')

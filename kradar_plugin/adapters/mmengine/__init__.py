@@ -8,12 +8,12 @@ Imported by ``kradar_plugin`` when mmengine is importable. Importing it:
 - if ``KRADAR_EVAL_ONLY``/``KRADAR_EVAL_FIRST``/``KRADAR_EVAL_SAMPLES`` is set, makes ``Runner.from_cfg``
   build runners that obey it (a config with only the ``custom_imports`` line and an unmodified
   ``tools/train.py``).
-mmdet3d 1.x components (the K-Radar dataset of the 2.0 demo) are in ``kradar_plugin.engine.kradar_det3d``.
+mmdet3d 1.x components (the K-Radar dataset of the 2.0 demo) are in ``kradar_plugin.adapters.mmengine.kradar_det3d``.
 """
 from kradar_plugin.distributed.collection import (CollectionError, check_rank_indices, check_results,  # noqa: F401
                                                   collected_order)
 from .eval_only_hook import EvalOnlyHook  # noqa: F401
 from .kradar_metric import KRadarMetric  # noqa: F401
-from .runner import EvalOnlyRunner, install_env_switch, with_eval_switch  # noqa: F401
+from .runner_builder import EvalOnlyRunner, install_env_switch, with_eval_switch  # noqa: F401
 
 install_env_switch()

@@ -15,7 +15,7 @@ from mmengine.hooks import CheckpointHook, Hook, ParamSchedulerHook
 from mmengine.registry import HOOKS
 
 from kradar_plugin.distributed import eval_mode
-from .guard import check_collection, guard_loop, guard_metrics
+from .eval_guard import check_collection, guard_loop, guard_metrics
 from .subset import subset_val_loop
 
 

@@ -3,7 +3,7 @@ info pickles directly, and ``LoadKRadarPointsFromBEV`` (``TRANSFORMS``) turns a 
 into radar points, so a stock mmdet3d 1.x detector (e.g. ``VoxelNet`` PointPillars) trains and evaluates on
 K-Radar-format data with ``KRadarMetric``.
 
-GT boxes are built without mmdet3d's camera->LiDAR conversion (``kradar_plugin.datasets.box_convention``):
+GT boxes are built without mmdet3d's camera->LiDAR conversion (``kradar_plugin.evaluation.inputs.box_convention``):
 LiDAR boxes ``(x, y, z_bottom, l, w, h, yaw = rotation_y)``, so the model learns (and outputs) boxes whose
 sizes and yaw read as ``'mmdet3d<1.0'`` and whose z is the true bottom; the dataset's ``metainfo`` says so
 (``box_convention``, ``results_z_is_bottom``) and ``KRadarMetric`` reads it. Imported by ``kradar_plugin``
@@ -18,7 +18,7 @@ from mmdet3d.registry import DATASETS, TRANSFORMS
 from mmdet3d.structures import LiDARInstance3DBoxes
 from mmdet3d.structures.points import get_points_type
 
-from kradar_plugin.datasets.box_convention import LEGACY, info_annos_to_radar_boxes
+from kradar_plugin.evaluation.inputs.box_convention import LEGACY, info_annos_to_radar_boxes
 from .kradar_metric import load_kradar_infos
 
 

@@ -15,7 +15,7 @@ the 1.x dataset evaluation use) computes both from one conversion of the frames.
 How the boxes are read: ``box_convention`` (the mmdet3d the model was trained under; None = the dataset's
 ``metainfo['box_convention']``, else the installed mmdet3d's) and ``dt_z_is_bottom`` (None = the dataset's
 ``metainfo['results_z_is_bottom']``, else False as for EchoFusion's models); see
-``kradar_plugin.datasets.box_convention``. The collected results are pickled (numpy only, frame order)
+``kradar_plugin.evaluation.inputs.box_convention``. The collected results are pickled (numpy only, frame order)
 before the evaluation runs, with the infos of the evaluated frames next to them, so a failing evaluation
 loses nothing and ``evaluate_saved`` re-runs it offline.
 """
@@ -31,7 +31,7 @@ from mmengine.evaluator import BaseMetric
 from mmengine.logging import print_log
 from mmengine.registry import METRICS
 
-from kradar_plugin.datasets.result_io import leaf_to_numpy, new_results_path, write_results_pickle
+from kradar_plugin.evaluation.inputs.result_io import leaf_to_numpy, new_results_path, write_results_pickle
 from kradar_plugin.evaluation.protocols import (BENCHMARKS, ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE,
                                                 PROTOCOL_NAMES)
 
@@ -235,9 +235,9 @@ class KRadarMetric(BaseMetric):
                            and self.pcd_limit_range == tuple(ECHOFUSION_PCD_LIMIT_RANGE)
                            and self.azi_limit_range == tuple(ECHOFUSION_AZIMUTH_RANGE))
         if not cli_expressible:
-            return ('python -c "from kradar_plugin.engine.kradar_metric import evaluate_saved; '
+            return ('python -c "from kradar_plugin.adapters.mmengine.kradar_metric import evaluate_saved; '
                     'print(evaluate_saved(\'{}\')[0])"'.format(results_path))
-        from kradar_plugin.datasets.box_convention import resolve_box_convention
+        from kradar_plugin.evaluation.inputs.box_convention import resolve_box_convention
         parts = ['kradar-eval', '--infos', sidecar(results_path, 'infos.pkl'), '--results', results_path,
                  '--classes'] + ["'{}'".format(c) if ' ' in c else c for c in self.class_names()]
         parts += ['--protocol', self.protocol, '--eval-types'] + list(self.eval_types)
@@ -260,7 +260,7 @@ def evaluate_saved(results_path, protocol=None):
     """Re-run a ``KRadarMetric`` evaluation offline (no runner, no model): ``(result_str,
     metrics)`` from the results pickle that ``KRadarMetric.save_results`` wrote and its sidecar files;
     ``protocol`` overrides the saved one ('legacy', 'kradar', 'revised', 'fixed')."""
-    from kradar_plugin.datasets.kradar_format import evaluate_results
+    from kradar_plugin.evaluation.inputs.kradar_format import evaluate_results
     with open(results_path, 'rb') as f:
         results = pickle.load(f)
     with open(sidecar(results_path, 'infos.pkl'), 'rb') as f:

@@ -1,9 +1,9 @@
 """Train a detector from an mmengine config, or only evaluate it (OpenMMLab 2.0 stack): mmdet3d 1.x's
 ``tools/train.py`` plus the kradar_plugin switches.
 
-    python -m kradar_plugin.engine.train CONFIG [--eval-only | --eval-first] [--eval-samples N]
+    python -m kradar_plugin.adapters.mmengine.train CONFIG [--eval-only | --eval-first] [--eval-samples N]
         [--work-dir DIR] [--resume [CKPT]] [--amp] [--cfg-options k=v ...] [--launcher pytorch]
-    python -m torch.distributed.run --nproc_per_node 2 -m kradar_plugin.engine.train CONFIG --launcher pytorch ...
+    python -m torch.distributed.run --nproc_per_node 2 -m kradar_plugin.adapters.mmengine.train CONFIG --launcher pytorch ...
 
 The runner is built as ``EvalOnlyRunner`` around the config's own ``runner_type`` (``base_runner_type``), so
 the evaluation guards apply in every mode; ``--eval-only`` evaluates the (loaded) model once through the

@@ -14,8 +14,8 @@ under every protocol. Box columns after the seventh (velocities) are neither rea
 """
 import numpy as np
 
-from kradar_plugin.datasets.box_convention import info_location_to_radar, lidar_boxes_to_evaluator
-from kradar_plugin.datasets.result_io import gather_results
+from kradar_plugin.evaluation.inputs.box_convention import info_location_to_radar, lidar_boxes_to_evaluator
+from kradar_plugin.evaluation.inputs.result_io import gather_results
 from kradar_plugin.evaluation.protocols import FAKE_2D_BOX
 from kradar_plugin.evaluation.validation import check_columns, frame_of, offsets_of
 

@@ -11,8 +11,8 @@ the azimuth range too). The evaluator layout has ``location`` (y, z, x), ``dimen
 """
 import numpy as np
 
-from kradar_plugin.datasets.box_convention import resolve_box_convention
-from kradar_plugin.datasets.kradar_columns import (Converted, check_frame_counts, dt_columns, gather_infos,
+from kradar_plugin.evaluation.inputs.box_convention import resolve_box_convention
+from kradar_plugin.evaluation.inputs.kradar_columns import (Converted, check_frame_counts, dt_columns, gather_infos,
                                                    gather_result_frames, gt_columns, info_list, split_frames)
 from kradar_plugin.evaluation.protocols import ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE, get_protocol
 
@@ -39,7 +39,7 @@ def result_to_dt_anno(result, class_names, pcd_limit_range=ECHOFUSION_PCD_LIMIT_
     ``'mmdet3d<1.0'`` (0.17.3: dimensions (dx, dz, dy), rotation_y = yaw), ``'mmdet3d>=1.0'`` (1.0.0rc0 and
     later: dimensions (dy, dz, dx), rotation_y = limit_period(-yaw - pi/2, 0.5, 2 pi)), or None for the
     installed mmdet3d's ('mmdet3d<1.0' without mmdet3d). Both: location (y, z, x), alpha = -arctan2(-y, x) +
-    rotation_y; formulas and their derivation in ``kradar_plugin.datasets.box_convention``.
+    rotation_y; formulas and their derivation in ``kradar_plugin.evaluation.inputs.box_convention``.
     ``azimuth_range`` None keeps EchoFusion's range-only filter. EchoFusion's GT conversion stores the
     label's centre z where mmdet3d expects the bottom, so a model trained on it outputs centre z there
     and the value is used as is; pass ``dt_z_is_bottom=True`` for a model whose z really is the bottom.
