@@ -7,8 +7,8 @@ peers measured on the same machine in the same run:
 
     python benchmarks/bench_doctor.py [--repeat 5] [--full-repeat 2]
 
-Prints medians in seconds and the ratios. This replaces the former ``quick mode < 2 s`` assertion in
-tests/doctor/test_probes.py (a wall-clock bound that depends on the machine and its load).
+Prints medians in seconds and the ratios: a benchmark, not a test, because a wall-clock bound depends on the
+machine and its load.
 """
 import argparse
 import os

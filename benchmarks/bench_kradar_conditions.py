@@ -1,4 +1,4 @@
-"""Benchmark of K-Radar's conditional evaluation (issue 17) on a K-Radar-sized synthetic test set.
+"""Benchmark of K-Radar's conditional evaluation on a K-Radar-sized synthetic test set.
 
 17,535 frames in 58 sequences (K-Radar's test split), each sequence with one weather, road type and capture
 time; per frame Poisson(5) Sedans and ~10 detections (``bench_kradar_eval.synthetic``). Timed, warm (numba
@@ -7,7 +7,7 @@ compiled), best of ``--repeat``:
 * one pooled evaluation (``evaluate_protocols``: check, overlaps, statistics) of the protocol;
 * the whole conditional evaluation: check and overlaps once, then 18 groups (total, 7 weathers, 8 roads,
   2 times) at each confidence threshold 0.3, 0.5 and 0.7 (``Grouped``) -- the ratio to the pooled one is
-  the figure issue 17 asks for (at most 3);
+  the target is at most 3;
 * the same groups evaluated one by one from scratch (overlaps recomputed per group and threshold), as a
   text-file pipeline would;
 * K-Radar's own text-file path on a subset (``--kradar-frames``) when a K-Radar snapshot is available
@@ -137,7 +137,7 @@ def main(argv=None):
     print('{} frames, {} groups x {} thresholds, protocol {}, eval types {}'.format(
         args.frames, n_groups, len(THRESHOLDS), proto, ' '.join(et)))
     print('one pooled evaluation:           {:7.3f} s'.format(pooled))
-    print('conditional evaluation (all):    {:7.3f} s   ratio to pooled {:.2f} (issue 17: <= 3)'.format(
+    print('conditional evaluation (all):    {:7.3f} s   ratio to pooled {:.2f} (target: <= 3)'.format(
         cond_s, cond_s / pooled))
     if not args.no_from_scratch:
         members = condition_groups(conds)

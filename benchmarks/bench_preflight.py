@@ -1,4 +1,4 @@
-"""Cost of the checks before the first evaluation (issue 11), on this machine:
+"""Cost of the checks before the first evaluation, on this machine:
 
 1. loading a checkpoint through the guard (read, key repair, report, JSON) vs mmcv's plain load_checkpoint,
    for a model of --params parameter elements saved from a wrapper ('module.' keys);

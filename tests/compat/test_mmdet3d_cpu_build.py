@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 mmdet3d = pytest.importorskip('mmdet3d')
-pytestmark = pytest.mark.skipif(mmdet3d.__version__ != '0.17.3', reason='the CPU build is of mmdet3d 0.17.3 '
-                                '(EchoFusion\'s pin); mmdet3d {} is installed'.format(mmdet3d.__version__))
+pytestmark = [pytest.mark.echofusion, pytest.mark.skipif(mmdet3d.__version__ != '0.17.3', reason='the CPU build is of mmdet3d 0.17.3 '
+                                '(EchoFusion\'s pin); mmdet3d {} is installed'.format(mmdet3d.__version__))]
 torch = pytest.importorskip('torch')
 
 EXTENSIONS = ('spconv.sparse_conv_ext', 'iou3d.iou3d_cuda', 'voxel.voxel_layer',

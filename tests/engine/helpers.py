@@ -6,17 +6,14 @@ import json
 import os
 import os.path as osp
 import pickle
-import socket
-import subprocess
 import sys
-import time
 
-from kradar_plugin.distributed.eval_mode import ENV_VARS as SWITCH_VARS
+from tests import launching
+from tests.launching import free_port  # noqa: F401
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+ROOT = launching.ROOT
 DEMO_CONFIG = osp.join(ROOT, 'configs', 'mm2', 'pointpillars_kradar_radar.py')
 TOY_CONFIG = osp.join(ROOT, 'tests', 'engine', 'toy_config.py')
-HARD_LIMIT_S = 300  # a hung job fails the test instead of hanging the suite
 
 
 def mmdet3d_train_script():
@@ -57,15 +54,8 @@ def write_config(path, data_root, extra=''):
     return str(path)
 
 
-class Job(object):
-    def __init__(self, returncode, output, elapsed, work_dir):
-        self.returncode = returncode
-        self.output = output
-        self.elapsed = elapsed
-        self.work_dir = str(work_dir)
-
-    def describe(self):
-        return 'rc={} after {:.1f}s\n{}'.format(self.returncode, self.elapsed, self.output[-8000:])
+class Job(launching.Job):
+    """A finished mmengine job and what it wrote (scalars, checkpoints, the guard's pickle)."""
 
     def records(self):
         """The scalar records of the run (``<work_dir>/<timestamp>/vis_data/scalars.json``)."""
@@ -95,22 +85,10 @@ class Job(object):
 
 
 def job_env(extra=None):
-    env = dict(os.environ)
-    for key in SWITCH_VARS:
-        env.pop(key, None)
-    env['PYTHONPATH'] = ROOT + (os.pathsep + env['PYTHONPATH'] if env.get('PYTHONPATH') else '')
-    env['PYTHONUNBUFFERED'] = '1'
-    env['OMP_NUM_THREADS'] = '1'
+    """``launching.job_env`` with one OpenMP thread per process (mmengine's default would warn)."""
+    env = {'OMP_NUM_THREADS': '1'}
     env.update(extra or {})
-    return env
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(('127.0.0.1', 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    return launching.job_env(env)
 
 
 def launch(config, work_dir, nproc=1, args=(), env=None, script=None, module=None, cwd=None):
@@ -120,15 +98,9 @@ def launch(config, work_dir, nproc=1, args=(), env=None, script=None, module=Non
     if nproc == 1:
         cmd = [sys.executable] + target + [config, '--work-dir', str(work_dir)]
     else:
-        if module:
-            target = ['--module', module]
-        cmd = [sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node={}'.format(nproc),
-               '--master_port={}'.format(free_port()), '--monitor_interval=1'] + target + [
-                   config, '--launcher', 'pytorch', '--work-dir', str(work_dir)]
+        cmd = launching.torchrun_cmd(nproc, ['--module', module] if module else target, config, '--launcher',
+                                     'pytorch', '--work-dir', work_dir)
     cmd += list(args)
     cwd = str(cwd or osp.dirname(osp.abspath(str(work_dir))))  # mmengine's collection tmpdir goes here
     os.makedirs(cwd, exist_ok=True)
-    start = time.time()
-    proc = subprocess.run(cmd, cwd=cwd, env=job_env(env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          timeout=HARD_LIMIT_S)
-    return Job(proc.returncode, proc.stdout.decode('utf-8', 'replace'), time.time() - start, work_dir)
+    return launching.run(cmd, work_dir, cwd=cwd, env=dict({'OMP_NUM_THREADS': '1'}, **(env or {})), job_class=Job)

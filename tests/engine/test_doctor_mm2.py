@@ -6,6 +6,10 @@ import sys
 
 from kradar_plugin.doctor import format_report, run_checks
 
+import pytest  # noqa: E402
+
+pytestmark = [pytest.mark.mm2]
+
 STACK_CHECKS = ('mmcv-full', 'mmcv-range', 'openmmlab-mix', 'imports', 'mmcv-wheel', 'mmengine-torch', 'yapf',
                 'numba-numpy', 'mmdet3d-numpy')
 

@@ -12,6 +12,8 @@ import pytest
 
 from .helpers import demo_data, launch, write_config
 
+pytestmark = [pytest.mark.launch, pytest.mark.mm2]
+
 FRAMES = 16
 
 

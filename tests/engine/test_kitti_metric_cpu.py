@@ -10,6 +10,8 @@ import pytest
 
 from .helpers import job_env
 
+pytestmark = [pytest.mark.mm2]
+
 CASE = osp.join(osp.dirname(osp.abspath(__file__)), 'kitti_metric_case.py')
 
 

@@ -11,6 +11,8 @@ from kradar_plugin.evaluation.inputs.box_convention import info_annos_to_radar_b
 
 from .helpers import demo_data
 
+pytestmark = [pytest.mark.mm2]
+
 RANGE = [0, -6.4, -2.0, 72.0, 6.4, 6.0]
 
 

@@ -18,6 +18,8 @@ from kradar_plugin.adapters.mmengine.kradar_metric import KRadarMetric, evaluate
 
 from .helpers import demo_data
 
+pytestmark = [pytest.mark.mm2]
+
 META = {'classes': ('Sedan',), 'box_convention': 'mmdet3d<1.0', 'results_z_is_bottom': True}
 
 

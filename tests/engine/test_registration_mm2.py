@@ -7,6 +7,10 @@ import textwrap
 
 from .helpers import ROOT, job_env
 
+import pytest  # noqa: E402
+
+pytestmark = [pytest.mark.mm2]
+
 PROBE = '''
     import json, sys, warnings
     with warnings.catch_warnings(record=True) as caught:

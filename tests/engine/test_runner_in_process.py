@@ -14,6 +14,8 @@ from kradar_plugin.adapters.mmengine.runner_builder import EvalSwitchMixin, dist
 
 from .helpers import TOY_CONFIG
 
+pytestmark = [pytest.mark.mm2]
+
 
 def toy_cfg(work_dir, **options):
     cfg = Config.fromfile(TOY_CONFIG)

@@ -7,6 +7,8 @@ import pytest
 
 from .helpers import ROOT, TOY_CONFIG, launch
 
+pytestmark = [pytest.mark.launch, pytest.mark.mm2]
+
 RUNNER = ['--cfg-options', 'runner_type=EvalOnlyRunner']
 
 

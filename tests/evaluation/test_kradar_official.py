@@ -32,7 +32,7 @@ def _available():
     return None
 
 
-pytestmark = pytest.mark.skipif(_available() is not None, reason=str(_available()))
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(_available() is not None, reason=str(_available()))]
 
 
 def _data(n_frames=72, seed=5):

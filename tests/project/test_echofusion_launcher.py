@@ -12,7 +12,6 @@ import glob
 import json
 import os.path as osp
 import shutil
-import socket
 import subprocess
 import sys
 
@@ -21,15 +20,18 @@ import pytest
 import torch
 
 from .conftest import CONFIG, VAL_FRAMES
+from tests import launching
+from tests.launching import assert_ended_by_failfast
+
 from .test_launches import PLANTED, assert_eval_only, derived_config, kradar_metrics, launch, saved_predictions
 
 MIM_TOOLS = osp.join(osp.dirname(mmdet3d.__file__), '.mim', 'tools')
 TORCH_MAJOR = int(torch.__version__.split('.')[0])
 
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.launch, pytest.mark.echofusion, pytest.mark.skipif(
     TORCH_MAJOR >= 2, reason="torch {}'s torch.distributed.launch passes --local-rank, which mmdet3d {}'s "
                             "tools/train.py does not declare (its users launch with torchrun); EchoFusion's "
-                            "launcher shape is torch < 2.0's".format(torch.__version__, mmdet3d.__version__))
+                            "launcher shape is torch < 2.0's".format(torch.__version__, mmdet3d.__version__))]
 
 
 @pytest.fixture(scope='module')
@@ -41,18 +43,10 @@ def echofusion_tools(project_dir):
     return tools
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(('127.0.0.1', 0))
-    port = s.getsockname()[1]
-    s.close()
-    return str(port)
-
-
 def echofusion_launch(project_dir, work_dir, nproc, *flags, config=CONFIG, env=None):
     """``PORT=... bash tools/dist_train.sh CONFIG N --work-dir W FLAGS`` from the project root."""
     extra = dict(env or {})
-    extra['PORT'] = free_port()
+    extra['PORT'] = str(launching.free_port())
     extra['PATH'] = osp.dirname(sys.executable) + ':' + __import__('os').environ.get('PATH', '')
     cmd = ['bash', 'tools/dist_train.sh', config, str(nproc), '--work-dir', str(work_dir)] + list(flags)
     return launch(cmd, project_dir, work_dir, extra)
@@ -113,17 +107,16 @@ def test_logged_metrics_equal_kradar_eval_legacy_on_the_saved_predictions(projec
 
 
 def test_planted_evaluate_failure_ends_the_job_with_its_traceback(project_dir, echofusion_tools, tmp_path):
+    TIMEOUT_S = 120
     with open(osp.join(str(project_dir), 'projects', 'mmdet3d_plugin', 'planted.py'), 'w') as f:
         f.write(PLANTED)
     config = derived_config(project_dir, 'planted_launcher.py', (
         "custom_imports = dict(imports=['projects.mmdet3d_plugin', 'projects.mmdet3d_plugin.planted', "
         "'kradar_plugin'], allow_failed_imports=False)\n"
         "data = dict(val=dict(type='PlantedFailureDataset'))\n"
-        "dist_params = dict(backend='gloo', timeout=600)\n"))
+        "dist_params = dict(backend='gloo', timeout={})\n".format(TIMEOUT_S)))
     job = echofusion_launch(project_dir, tmp_path / 'planted', 2, config=config, env={'KRADAR_EVAL_ONLY': '1'})
-    assert job.returncode != 0, job.describe()
-    # ended by fail-fast, far before the distributed timeout (600 s) would end it
-    assert job.elapsed < 60, job.describe()
+    assert_ended_by_failfast(job, TIMEOUT_S)  # not by the process-group timeout
     message = 'RuntimeError: planted failure in the project evaluate, {} results'.format(VAL_FRAMES)
     assert message in job.output and 'planted.py' in job.output, job.describe()
     # the launcher's own summary carries the traceback (not "error_file: <N/A>")

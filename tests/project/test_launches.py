@@ -5,28 +5,27 @@ shipped in the mmdet3d package), the environment switch, and the registry patch 
 import glob
 import os.path as osp
 import pickle
-import socket
-import subprocess
 import sys
-import time
 
 import mmdet3d
 import numpy as np
 import pytest
 
-from tests.runner.launch_utils import HARD_LIMIT_S, Job, job_env
+from tests import launching
+from tests.launching import assert_ended_by_failfast
+from tests.runner.launch_utils import Job
 
 from .conftest import CONFIG, ROOT, VAL_FRAMES
 
+pytestmark = [pytest.mark.launch]
+
 MMDET3D_TRAIN = osp.join(osp.dirname(mmdet3d.__file__), '.mim', 'tools', 'train.py')
 PREFIX = 'pts_bbox/kradar/Sedan_'
+PROJECT_COLLECTIVE_TIMEOUT_S = 120  # the project config's dist_params.timeout
 
 
 def launch(cmd, project_dir, work_dir, env=None):
-    start = time.time()
-    proc = subprocess.run(cmd, cwd=str(project_dir), env=job_env(env), stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, timeout=HARD_LIMIT_S * 2)
-    return Job(proc.returncode, proc.stdout.decode('utf-8', 'replace'), time.time() - start, str(work_dir))
+    return launching.run(cmd, work_dir, cwd=project_dir, env=env, job_class=Job)
 
 
 def ours(project_dir, work_dir, nproc, *flags, config=CONFIG, env=None):
@@ -38,13 +37,8 @@ def ours(project_dir, work_dir, nproc, *flags, config=CONFIG, env=None):
 def mmdet3d_script(project_dir, work_dir, nproc, *flags, config=CONFIG, env=None):
     """mmdet3d's unmodified tools/train.py under torchrun, with the project root on PYTHONPATH as mmdet3d's
     dist_train.sh puts its repository root there."""
-    s = socket.socket()
-    s.bind(('127.0.0.1', 0))
-    port = s.getsockname()[1]
-    s.close()
-    cmd = [sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node={}'.format(nproc),
-           '--master_port={}'.format(port), '--monitor_interval=1', MMDET3D_TRAIN, config, '--launcher',
-           'pytorch', '--work-dir', str(work_dir)] + list(flags)
+    cmd = launching.torchrun_cmd(nproc, MMDET3D_TRAIN, config, '--launcher', 'pytorch', '--work-dir', work_dir,
+                                 *flags)
     extra = dict(env or {})
     extra['PYTHONPATH'] = str(project_dir) + ':' + ROOT
     return launch(cmd, project_dir, work_dir, extra)
@@ -171,8 +165,7 @@ def test_planted_exception_in_project_evaluate_fails_fast(project_dir, tmp_path)
         "'kradar_plugin'], allow_failed_imports=False)\n"
         "data = dict(val=dict(type='PlantedFailureDataset'))\n"))
     job = ours(project_dir, tmp_path / 'planted', 2, '--eval-only', config=config)
-    assert job.returncode != 0, job.describe()
-    assert job.elapsed < 60, job.describe()
+    assert_ended_by_failfast(job, PROJECT_COLLECTIVE_TIMEOUT_S)
     assert 'RuntimeError: planted failure in the project evaluate, {} results'.format(VAL_FRAMES) in job.output
     assert 'Traceback' in job.output and 'planted.py' in job.output
     assert len(saved_predictions(job)) == VAL_FRAMES  # nothing computed is lost

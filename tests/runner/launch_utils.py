@@ -1,26 +1,20 @@
-"""Launch real training jobs (torchrun, gloo, CPU) for the runner tests and read what they logged."""
+"""Launch real training jobs (torchrun, gloo, CPU) for the mmcv 1.x runner tests and read what they logged
+(through the suite's one launch helper, ``tests.launching``)."""
 import glob
 import json
-import os
 import os.path as osp
-import subprocess
-import sys
-import time
 
-from kradar_plugin.distributed.eval_mode import ENV_VARS
+from tests import launching
+from tests.launching import HARD_LIMIT_S, job_env  # noqa: F401  (used by the project tests)
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+ROOT = launching.ROOT
 CONFIGS = osp.join(ROOT, 'tests', 'runner', 'configs')
 TOY = osp.join(CONFIGS, 'toy.py')
-HARD_LIMIT_S = 120  # a hung job fails the test instead of hanging the suite
+TOY_COLLECTIVE_TIMEOUT_S = 120  # dist_params.timeout of configs/toy.py
 
 
-class Job(object):
-    def __init__(self, returncode, output, elapsed, work_dir):
-        self.returncode = returncode
-        self.output = output
-        self.elapsed = elapsed
-        self.work_dir = work_dir
+class Job(launching.Job):
+    """A finished mmcv 1.x job and the records its logger wrote (``<work_dir>/*.log.json``)."""
 
     def json_records(self):
         records = []
@@ -39,25 +33,11 @@ class Job(object):
         return sorted(osp.basename(p) for p in glob.glob(osp.join(self.work_dir, '*.pth')))
 
     def describe(self):
-        return 'rc={} after {:.1f}s\n{}'.format(self.returncode, self.elapsed, self.output[-6000:])
-
-
-def job_env(extra=None):
-    env = dict(os.environ)
-    for key in ENV_VARS:
-        env.pop(key, None)
-    env['PYTHONPATH'] = ROOT + (os.pathsep + env['PYTHONPATH'] if env.get('PYTHONPATH') else '')
-    env['PYTHON'] = sys.executable
-    env['PYTHONUNBUFFERED'] = '1'
-    env.update(extra or {})
-    return env
+        return super(Job, self).describe(6000)
 
 
 def run(cmd, work_dir, env=None):
-    start = time.time()
-    proc = subprocess.run(cmd, cwd=ROOT, env=job_env(env), stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, timeout=HARD_LIMIT_S)
-    return Job(proc.returncode, proc.stdout.decode('utf-8', 'replace'), time.time() - start, work_dir)
+    return launching.run(cmd, work_dir, env=env, job_class=Job)
 
 
 def dist_train(work_dir, nproc, *flags, config=TOY, env=None):
@@ -69,14 +49,7 @@ def dist_train(work_dir, nproc, *flags, config=TOY, env=None):
 
 def torchrun_script(script, work_dir, nproc, *flags, config=TOY, env=None):
     """Launch any train script the way its own dist_train.sh would, through torch.distributed.run."""
-    import socket
-    s = socket.socket()
-    s.bind(('127.0.0.1', 0))
-    port = s.getsockname()[1]
-    s.close()
-    cmd = [sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node={}'.format(nproc),
-           '--master_port={}'.format(port), '--monitor_interval=1', script, config, '--launcher', 'pytorch', '--work-dir',
-           str(work_dir)] + list(flags)
+    cmd = launching.torchrun_cmd(nproc, script, config, '--launcher', 'pytorch', '--work-dir', work_dir, *flags)
     return run(cmd, str(work_dir), env)
 
 

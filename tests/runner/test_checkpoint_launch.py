@@ -15,6 +15,10 @@ from kradar_plugin.distributed.checkpoint_report import REPORT_FILE
 from .fixture_components import toy_features
 from .launch_utils import CONFIGS, ROOT, dist_train, run
 
+import pytest  # noqa: E402
+
+pytestmark = [pytest.mark.launch]
+
 SAVE_WRAPPED = osp.join(CONFIGS, 'toy_save_wrapped.py')
 
 

@@ -15,9 +15,9 @@ from .launch_utils import ROOT, dist_train, run
 DEMO_CONFIG = osp.join(ROOT, 'configs', 'kradar', 'demo_eval_only.py')
 AP_LINE = re.compile(r'^(bbox|bev|3d|aos)\s+AP:.*$', re.M)
 
-pytestmark = pytest.mark.skipif(not osp.isfile(DEMO_CONFIG) or
+pytestmark = [pytest.mark.launch, pytest.mark.skipif(not osp.isfile(DEMO_CONFIG) or
                                 not osp.isfile(osp.join(ROOT, 'tools', 'create_demo_data.py')),
-                                reason='demo config / generator not present')
+                                reason='demo config / generator not present')]
 
 
 @pytest.fixture(scope='module')

@@ -8,6 +8,8 @@ import pytest
 
 from .launch_utils import CONFIGS, dist_train, metrics, run, torchrun_script
 
+pytestmark = [pytest.mark.launch]
+
 MMDET_TRAIN = osp.join(osp.dirname(mmdet.__file__), '.mim', 'tools', 'train.py')
 
 
@@ -42,7 +44,8 @@ def test_eval_only_one_and_two_processes_identical(tmp_path):
     preds = load_results(two, 'epoch_0')
     mae = sum(abs(r['pred'] - toy_features(r['sample_idx'])[1]) for r in preds) / len(preds)
     assert m2['toy/mae'] == pytest.approx(mae, abs=1e-5)
-    assert two.elapsed < 60, two.describe()
+    # no training and no wait: two processes take about as long as one (startup and one evaluation)
+    assert two.elapsed < 2 * one.elapsed + 30, (one.elapsed, two.describe())
 
 
 def test_eval_first_then_trains_with_eval_samples(tmp_path):

@@ -12,6 +12,8 @@ import torch
 from .fixture_components import ToyRegressor
 from .launch_utils import dist_train, torchrun_script
 
+pytestmark = [pytest.mark.launch]
+
 MMDET_TEST = osp.join(osp.dirname(mmdet.__file__), '.mim', 'tools', 'test.py')
 # mmdet < 2.25's tools/test.py wraps the model itself in its main() (``MMDistributedDataParallel(model.cuda(),
 # device_ids=[torch.cuda.current_device()])``), with no build_ddp to adapt: it cannot run on a CPU unmodified

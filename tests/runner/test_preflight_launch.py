@@ -13,6 +13,10 @@ _PROBE = """
 import multiprocessing as mp, sys
 from mmcv import Config
 import mmdet.apis, mmdet.datasets, mmdet.models, mmdet.utils     # what mmdet's tools/train.py imports
+
+import pytest  # noqa: E402
+
+pytestmark = [pytest.mark.launch]
 cfg = Config.fromfile(sys.argv[1])                                # its custom_imports (kradar_plugin)
 if hasattr(mmdet.utils, 'setup_multi_processes'):
     mmdet.utils.setup_multi_processes(cfg)

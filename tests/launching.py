@@ -1,0 +1,82 @@
+"""The one launch helper of the suite: real training jobs as subprocesses (torchrun, torch.distributed.launch,
+dist_train.sh; gloo on CPU), with the KRADAR_* switches of the test process cleared, and what they printed.
+
+Time checks are relative: a failing job must end by fail-fast, before the collective timeout it was given
+(``assert_ended_by_failfast``), never within an absolute number of seconds, which a loaded machine breaks.
+"""
+import os
+import os.path as osp
+import socket
+import subprocess
+import sys
+import time
+
+from kradar_plugin import settings
+
+ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
+HARD_LIMIT_S = 300  # a hung job fails its test instead of hanging the suite; above every collective timeout
+# what torch prints when a collective or the rendezvous ran into its timeout (gloo, NCCL, the c10d store)
+TIMEOUT_SIGNATURES = ('Timed out waiting', 'Socket Timeout', 'Watchdog caught collective operation timeout',
+                      'DistNetworkError', 'timed out after')
+
+
+class Job(object):
+    """A finished launch: exit code, everything it printed (stdout and stderr), wall time, work dir."""
+
+    def __init__(self, returncode, output, elapsed, work_dir):
+        self.returncode = returncode
+        self.output = output
+        self.elapsed = elapsed
+        self.work_dir = str(work_dir)
+
+    def describe(self, tail=8000):
+        return 'rc={} after {:.1f}s\n{}'.format(self.returncode, self.elapsed, self.output[-tail:])
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(('127.0.0.1', 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def job_env(extra=None, pythonpath=()):
+    """The test process's environment without any KRADAR_* switch, ROOT (and ``pythonpath``) first on
+    PYTHONPATH, unbuffered output, the running interpreter as $PYTHON; ``extra`` last."""
+    env = dict(os.environ)
+    for key in settings.SWITCHES:
+        env.pop(key, None)
+    paths = [str(p) for p in pythonpath] + [ROOT] + ([env['PYTHONPATH']] if env.get('PYTHONPATH') else [])
+    env['PYTHONPATH'] = os.pathsep.join(paths)
+    env['PYTHON'] = sys.executable
+    env['PYTHONUNBUFFERED'] = '1'
+    env.update(extra or {})
+    return env
+
+
+def run(cmd, work_dir, cwd=ROOT, env=None, pythonpath=(), job_class=Job, limit_s=HARD_LIMIT_S):
+    """Run ``cmd`` to its end (at most ``limit_s``) and return a ``job_class``."""
+    start = time.time()
+    proc = subprocess.run(cmd, cwd=str(cwd), env=job_env(env, pythonpath), stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, timeout=limit_s)
+    return job_class(proc.returncode, proc.stdout.decode('utf-8', 'replace'), time.time() - start, work_dir)
+
+
+def torchrun_cmd(nproc, target, *args):
+    """``python -m torch.distributed.run --nproc_per_node N --master_port P TARGET ARGS`` (``target``: a
+    script path, or ``['--module', name]``)."""
+    target = list(target) if isinstance(target, (list, tuple)) else [target]
+    return [sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node={}'.format(nproc),
+            '--master_port={}'.format(free_port()), '--monitor_interval=1'] + target + [str(a) for a in args]
+
+
+def assert_ended_by_failfast(job, collective_timeout_s):
+    """The job failed, and fail-fast ended it: before the process-group timeout it ran with (a rank waiting
+    for a dead peer would have held it that long) and with no timeout reported."""
+    assert job.returncode != 0, job.describe()
+    assert job.elapsed < collective_timeout_s, (
+        'the job ran {:.0f}s, into its {}s collective timeout: not ended by fail-fast\n{}'.format(
+            job.elapsed, collective_timeout_s, job.describe()))
+    hit = [s for s in TIMEOUT_SIGNATURES if s in job.output]
+    assert not hit, 'a timeout ended the job ({})\n{}'.format(hit, job.describe())
