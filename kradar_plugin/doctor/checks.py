@@ -1,7 +1,8 @@
 """The list of checks and ``run_checks``: probe (or assume) the facts, apply every rule, one result each.
 
-A check is (name, rule, facts shown on its OK line). Rules live in rules.py; the version facts they apply
-live in kradar_plugin.compat.facts.
+A check is (name, rule, facts shown on its OK line). Rules live in the rules package (one module per check
+family) and return CheckResults named after their check; the version facts they apply live in
+kradar_plugin.compat.facts; the fact names are declared in fact_names.py.
 """
 import collections
 
@@ -63,14 +64,14 @@ def ok_line(check, facts):
 
 
 def evaluate(facts, checks=CHECKS):
-    """Apply every check's rule to ``facts`` (pure): a list of CheckResult."""
+    """Apply every check's rule to ``facts`` (pure): a list of CheckResult, an OK line for a rule that found
+    nothing."""
     results = []
     for check in checks:
-        findings = check.rule(facts)
-        if not findings:
+        found = check.rule(facts)
+        if not found:
             results.append(CheckResult(check.name, 'OK', ok_line(check, facts), ''))
-        for f in findings:
-            results.append(CheckResult(check.name, f.status, f.reason, f.fix))
+        results.extend(found)
     return [r for r in results if not (r.name == 'probe' and r.status == 'OK')]
 
 

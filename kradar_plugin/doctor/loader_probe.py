@@ -29,6 +29,8 @@ import subprocess
 import sys
 import tempfile
 
+from .result import CheckResult
+
 MARK = 'KRADAR_LOADER_PROBE '
 DEFAULT_WORLD = 2
 
@@ -43,8 +45,8 @@ def _free_port():
 
 def run_loader_probe(config, world_size=DEFAULT_WORLD, probe_model=False, python=None, timeout=600, cwd=None,
                      start_method=None):
-    """{'pitfalls': [result dicts], 'loader-demands': [...]} from rank 0, or {'loader-probe-error': text}
-    when the ranks failed."""
+    """{'pitfalls': [CheckResult], 'loader-demands': [...], 'loader-flow', 'loader-world-size'} from rank 0,
+    or {'loader-probe-error': text} when the ranks failed."""
     cwd = cwd or os.getcwd()
     port = _free_port()
     env = dict(os.environ)
@@ -84,7 +86,9 @@ def run_loader_probe(config, world_size=DEFAULT_WORLD, probe_model=False, python
             out.close()
     for line in texts[0].splitlines():
         if line.startswith(MARK):
-            return json.loads(line[len(MARK):])
+            found = json.loads(line[len(MARK):])
+            found['pitfalls'] = [CheckResult.from_dict(d) for d in found['pitfalls']]
+            return found
     failed = [(r, c) for r, c in enumerate(codes) if c != 0] or [(0, codes[0])]
     rank = failed[0][0]
     tail = [l for l in texts[rank].splitlines() if l.strip()]
@@ -227,7 +231,7 @@ def probe_rank(config, rank, world_size, port, probe_model=False, start_method=N
         total_params = sum(1 for p in model.parameters() if p.requires_grad)
         results.append(P.judge_unused(unused, bool(cfg.get('find_unused_parameters', False)), True, total_params))
     dist.barrier()
-    return {'pitfalls': P.as_dicts(results), 'loader-demands': demands, 'loader-flow': flow,
+    return {'pitfalls': [r.to_dict() for r in results], 'loader-demands': demands, 'loader-flow': flow,
             'loader-world-size': world_size}
 
 

@@ -1,6 +1,8 @@
 """Report formatting: one line per check for people, a stable JSON document for machines."""
 import json
 
+from .result import CheckResult
+
 SCHEMA_VERSION = 1
 _COLORS = {'OK': '\033[32m', 'SKIP': '\033[2m', 'WARN': '\033[33m', 'FAIL': '\033[31m'}
 
@@ -39,6 +41,8 @@ def summary(results):
 
 
 def _jsonable(value):
+    if isinstance(value, CheckResult):  # e.g. the loader probe's results in facts['pitfalls']
+        return value.to_dict()
     if isinstance(value, dict):
         return dict((str(k), _jsonable(v)) for k, v in value.items())
     if isinstance(value, (list, tuple, set)):
@@ -54,7 +58,7 @@ def to_json(results, facts=None):
         'schema': SCHEMA_VERSION,
         'ok': not any(r.status == 'FAIL' for r in results),
         'counts': counts(results),
-        'checks': [dict(r._asdict()) for r in results],
+        'checks': [r.to_dict() for r in results],
     }
     if facts is not None:
         doc['assumed'] = list(facts.get('assumed', ()))

@@ -1,0 +1,29 @@
+"""The one table of version facts shared by kradar-doctor and the rotated-IoU guard, one module per family.
+
+Every number here comes from /work/shared/reference/rotate-iou.md and environment.md (numba CHANGE_LOG and
+``numba/__init__.py`` at each tag, numba issues #6041/#6607/#8715/#10188, mmdet/mmdet3d ``__init__.py``
+asserts, mmcv PR #2944, mmengine PR #1365), from NVIDIA's CUDA release notes (driver table), or from the
+public sources named next to each OpenMMLab fact (git tags of open-mmlab/mmdetection3d, mmengine and mmcv; the
+published mmdet/mmsegmentation/mmengine wheels; numpy's own ``__init__.py`` at each release).
+Each module holds data first, then small functions that read it; a ``*_findings`` function returns a list of
+``kradar_plugin.doctor.result.CheckResult`` named after the doctor check it belongs to, and imports nothing.
+Numpy-only, Python 3.7 syntax: ``kradar_plugin.ops`` imports this package. ``facts.X`` works for every name
+below, whichever module holds it.
+"""
+from .box_convention import MMDET3D_FIRST_MMENGINE, box_convention_findings  # noqa: F401
+from .cuda import CUDA_MIN_DRIVER, TORCH_CUDA_MAX_CC, driver_max_cuda, torch_cuda_max_cc  # noqa: F401
+from .launch import (DEFAULT_PG_TIMEOUT_S, NOFILE_MIN, SHM_NO_CONFIG_MIN, SHM_PER_WORKER_MIN,  # noqa: F401
+                     SHM_PER_WORKER_OK, TORCH_LOCAL_RANK_DASH)
+from .mmcv_wheels import MMCV_WHEEL_TORCH_MAX, mmcv_wheel_findings  # noqa: F401
+from .mmengine_torch import (MMENGINE_WEIGHTS_ONLY_FIXED, TORCH_WEIGHTS_ONLY_DEFAULT,  # noqa: F401
+                             mmengine_torch_load_findings)
+from .numba import (DRIVER_SEGFAULT, NUMBA_CTK_LISTED_MAX, NUMBA_CUDA_DEPRECATED, NUMBA_DRIVER_580_FIX,  # noqa: F401
+                    NUMBA_DTYPE_FIX, NUMBA_NUMPY2, NUMBA_SERIES, NUMPY_DTYPE_BREAK, NumbaSeries,
+                    numba_cpu_findings, numba_cuda_findings, numba_driver_findings, numba_numpy_findings,
+                    numba_python_findings, numba_series, numba_toolkit_findings)
+from .numpy_aliases import (MMDET3D_ALIASES_FIXED, MMDET3D_NP_LONG_LAST, NUMPY_ALIASES_REMOVED,  # noqa: F401
+                            NUMPY_BOOL_LONG_BACK, numpy_alias_findings)
+from .openmmlab import (OPENMMLAB_RANGES, OPENMMLAB_SECOND_GENERATION, OPENMMLAB_STACKS,  # noqa: F401
+                        generation_mix_findings, openmmlab_asserts, openmmlab_generation, openmmlab_ranges,
+                        range_findings)
+from .yapf import YAPF_FIXED_IN, YAPF_VERIFY_REMOVED, yapf_findings  # noqa: F401

@@ -1,0 +1,45 @@
+"""The distributed-training pitfalls, judged on the real data loaders (and the model, when asked).
+
+Shared by ``kradar-doctor --config`` (``loader_probe`` builds the loaders in a real 2-process gloo group) and
+the eval-only preflight (``kradar_plugin.runner.preflight``, on the job's own loaders before the first
+evaluation). One module per check; in each, ``judge_*`` functions are pure and return one ``CheckResult``
+(OK/WARN/FAIL with the fix) and ``probe_*`` functions measure one fact on a live object. torch is imported
+inside the functions that need it, so importing this package stays cheap.
+
+Checks (names as in the report) and their modules:
+
+- ``sampler`` (sampler.py): every rank must draw its own share of the dataset.
+- ``worker-pickle`` (pickling.py): what spawn/forkserver workers receive must pickle.
+- ``worker-cuda`` / ``import-cuda`` (worker_cuda.py): no CUDA in DataLoader workers or at import.
+- ``ddp-inplace-view`` (ddp_view.py): torch 1.10's DDP returns its outputs as views.
+- ``unused-params`` (unused_params.py): parameters without a gradient vs ``find_unused_parameters``.
+- ``leftovers`` (leftovers.py): processes, daemons and /dev/shm segments of earlier runs.
+- ``shm-batch`` (shm.py): /dev/shm against the batches the workers keep in flight.
+
+``from kradar_plugin.doctor import pitfalls as P; P.judge_sampler(...)`` reaches every public name.
+"""
+from ..result import CheckResult
+from .ddp_view import judge_ddp_view  # noqa: F401
+from .leftovers import judge_leftovers, own_process_tree, probe_leftovers  # noqa: F401
+from .pickling import (SPAWN_METHODS, find_unpicklable, judge_pickling, pickled_size, start_method,  # noqa: F401
+                       where_defined, worker_payload)
+from .sampler import (describe_sampler, endless_limit, judge_sampler, judge_val_sampler,  # noqa: F401
+                      loader_batch_size, sampler_draws, sampler_of)
+from .shm import batch_nbytes, first_batch, judge_shm_batch, loader_shm_demand, shm_space  # noqa: F401
+from .unused_params import judge_unused, probe_unused_parameters  # noqa: F401
+from .worker_cuda import (cuda_state, install_cuda_tracer, judge_import_cuda, judge_worker_cuda,  # noqa: F401
+                          probe_failed, probe_worker_cuda)
+
+# The checks, in report order (the preflight sorts its findings by it).
+NAMES = ('sampler', 'worker-pickle', 'worker-cuda', 'import-cuda', 'ddp-inplace-view', 'unused-params',
+         'leftovers', 'shm-batch')
+
+
+def as_dicts(results):
+    """[CheckResult.to_dict()]; kept for callers that still pass dicts (kradar_plugin.runner.preflight)."""
+    return [r.to_dict() for r in results]
+
+
+def from_dicts(items):
+    """[CheckResult.from_dict()]: the inverse of ``as_dicts``."""
+    return [CheckResult.from_dict(d) for d in items]

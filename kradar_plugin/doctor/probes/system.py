@@ -1,0 +1,44 @@
+"""The host's resources for DataLoader workers: /dev/shm, the fd limit, torch_shm_manager daemons."""
+import glob
+import os
+
+from .files import read_text
+
+
+def probe_shm(path='/dev/shm'):
+    """Total bytes of the shared-memory filesystem DataLoader workers use (None when it is missing)."""
+    try:
+        st = os.statvfs(path)
+    except (OSError, AttributeError):
+        return None
+    return st.f_frsize * st.f_blocks
+
+
+def probe_shm_free(path='/dev/shm'):
+    """Free bytes of the shared-memory filesystem (None when it is missing)."""
+    try:
+        st = os.statvfs(path)
+    except (OSError, AttributeError):
+        return None
+    return st.f_frsize * st.f_bavail
+
+
+def probe_nofile():
+    """Soft RLIMIT_NOFILE (file descriptors), None where unsupported."""
+    try:
+        import resource
+        return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (ImportError, ValueError, OSError):
+        return None
+
+
+SHM_MANAGER_COMM = 'torch_shm_manager'[:15]  # the kernel keeps 15 characters of a command name
+
+
+def probe_shm_managers(proc='/proc'):
+    """Number of running torch_shm_manager processes (leaked by the file_system sharing strategy)."""
+    count = 0
+    for comm in glob.glob(os.path.join(proc, '[0-9]*', 'comm')):
+        if (read_text(comm) or '').strip() == SHM_MANAGER_COMM:
+            count += 1
+    return count

@@ -1,0 +1,30 @@
+"""Rules: pure functions of a facts dict -> a list of CheckResults. No probing, no imports of the frameworks.
+
+Each rule returns the CheckResults of its check (named as the check); an empty list means the check passed
+(the check supplies the OK line) and a single SKIP result means it does not apply here, with the reason. The
+facts a rule may read are declared in ``doctor/fact_names.py``. Version facts and their boundaries live in
+kradar_plugin.compat.facts (shared with the rotated-IoU guard); the rules only apply them. One module per
+check family:
+
+- numba.py: numba-python, numba-numpy, numba-cuda, numba-driver, libnvvm, cuda-compile
+- mmcv.py: mmcv-full, mmcv-wheel, mmcv-torch
+- openmmlab.py: mmcv-range, openmmlab-mix, mmdet3d-numpy, mmengine-torch, yapf
+- imports.py: imports, probe
+- numpy_base.py: numpy-base
+- gpu.py: torch-gpu (and ``has_gpu``)
+- system.py: shm, sharing-strategy
+- launch.py: local-rank, dist-timeout
+- checkpoint.py: box-convention
+- dist_pitfalls.py: sampler, worker-pickle, worker-cuda, import-cuda, ddp-inplace-view, unused-params,
+  shm-batch, leftovers
+"""
+from .checkpoint import box_convention  # noqa: F401
+from .dist_pitfalls import ddp_inplace_view, leftovers, pitfall, shm_batch  # noqa: F401
+from .gpu import has_gpu, torch_gpu  # noqa: F401
+from .imports import imports, probe_errors  # noqa: F401
+from .launch import dist_timeout, local_rank  # noqa: F401
+from .mmcv import mmcv_full, mmcv_torch, mmcv_wheel  # noqa: F401
+from .numba import compile_test, libnvvm, numba_cuda, numba_driver, numba_numpy, numba_python  # noqa: F401
+from .numpy_base import numpy_base  # noqa: F401
+from .openmmlab import mmdet3d_numpy, mmengine_torch, openmmlab_mix, openmmlab_ranges, yapf  # noqa: F401
+from .system import sharing_strategy, shm  # noqa: F401
