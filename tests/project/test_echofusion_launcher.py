@@ -142,7 +142,7 @@ def test_our_train_script_under_torch_distributed_launch(project_dir, tmp_path):
     """Our tools/train.py started by torch < 2.0's ``torch.distributed.launch`` (it passes ``--local_rank``
     to every process) with --eval-only, as a user's own dist_train.sh would start it."""
     from .conftest import ROOT
-    cmd = [sys.executable, '-m', 'torch.distributed.launch', '--nproc_per_node=2', '--master_port=' + free_port(),
+    cmd = [sys.executable, '-m', 'torch.distributed.launch', '--nproc_per_node=2', '--master_port=' + str(launching.free_port()),
            osp.join(ROOT, 'tools', 'train.py'), CONFIG, '--launcher', 'pytorch', '--work-dir',
            str(tmp_path / 'ours'), '--eval-only']
     job = launch(cmd, project_dir, tmp_path / 'ours', {'PYTHONPATH': str(project_dir) + ':' + ROOT})
