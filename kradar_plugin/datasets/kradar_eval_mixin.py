@@ -38,6 +38,7 @@ import tempfile
 
 import numpy as np
 
+from ..distributed import run_context
 from ..evaluation.inputs.result_io import new_results_path, write_results_pickle
 
 from kradar_plugin.evaluation.protocols import (ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE,
@@ -118,7 +119,7 @@ class KRadarEvalMixin(object):
         ``score_threshold``, ``bootstrap``, ...) and protocol
         settings; anything else is ignored with one warning. ``show``/``out_dir``/``pipeline`` go to
         ``self.show`` as in EchoFusion. Returns ``{'<branch>/<metric key>': value}``."""
-        saved, self.kradar_saved_results = getattr(self, 'kradar_saved_results', None), None
+        saved = run_context.current().take_saved_results()   # the runner's guard pickled them just before
         if saved and pklfile_prefix is None and osp.isfile(saved):
             path, by = saved, ' (by the runner, before evaluate)'   # the same results: not pickled twice
         else:
@@ -205,13 +206,13 @@ class KRadarEvalMixin(object):
 
     def _kradar_log_notes(self, protocol, box_convention, logger):
         """Once per evaluation: where legacy can differ from EchoFusion's own numbers, and a warning when the
-        loaded checkpoint (meta set by the runner adapter) was trained under the other box convention."""
+        loaded checkpoint (its meta, recorded in the run context) was trained under the other box convention."""
         from kradar_plugin.evaluation.inputs.box_convention import (convention_mismatch_message, recorded_mmdet3d_version,
                                                            resolve_box_convention)
         from kradar_plugin.evaluation.protocols import LEGACY_DIFFERENCE_NOTE
         if protocol == 'legacy':
             _print_log(LEGACY_DIFFERENCE_NOTE, logger=logger)
-        meta = getattr(self, 'kradar_checkpoint_meta', None)
+        meta = run_context.current().checkpoint_meta
         recorded = recorded_mmdet3d_version(meta) if meta is not None else None
         message = convention_mismatch_message(box_convention, recorded) if recorded else None
         _print_log('K-Radar evaluation: result boxes read with box_convention={!r}'.format(

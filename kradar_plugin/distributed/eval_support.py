@@ -7,7 +7,7 @@ import os.path as osp
 import sys
 
 from .collection import check_rank_indices
-from .failfast import report_and_exit
+from .failfast import notes_text, report_and_exit
 
 RESULTS_DIR = 'eval_results'
 
@@ -53,22 +53,22 @@ def save_results(results, work_dir, tag):
     return write_results_pickle(results, path)
 
 
-def fail_fast(owner, function, stage):
-    """``function`` wrapped so that an exception in a multi-process job prints this rank's traceback (and
-    ``owner._kradar_note``, what to do with the saved results) and ends the process at once, leaving no
-    peer waiting in a collective; a one-process run prints the note and raises as usual."""
-    owner._kradar_note = None
+def fail_fast(function, stage):
+    """``function`` wrapped so that an exception in a multi-process job prints this rank's traceback with
+    the notes the guards attached to the exception (``failfast.add_note``: what to do with the saved
+    results) and ends the process at once, leaving no peer waiting in a collective; a one-process run
+    prints the notes and raises as usual."""
 
     def guarded(*args, **kwargs):
-        owner._kradar_note = None
         try:
             return function(*args, **kwargs)
         except Exception as exc:
             _, world = dist_info()
             if world > 1:
-                report_and_exit(exc, stage, extra=owner._kradar_note)
-            if owner._kradar_note:
-                sys.stderr.write(owner._kradar_note + '\n')
+                report_and_exit(exc, stage)
+            note = notes_text(exc)
+            if note:
+                sys.stderr.write(note + '\n')
                 sys.stderr.flush()
             raise
     return guarded

@@ -34,6 +34,35 @@ def tagged(text, tag=None):
     return ''.join('{} {}\n'.format(tag, line) for line in text.rstrip('\n').split('\n'))
 
 
+def add_note(exc, note):
+    """Attach ``note`` to ``exc`` as a PEP 678 note (``exc.__notes__``; ``add_note`` on Python >= 3.11), so
+    that what to do about a failure travels with the exception to whoever reports it."""
+    if hasattr(exc, 'add_note'):
+        exc.add_note(note)
+    else:
+        notes = getattr(exc, '__notes__', None)
+        if not isinstance(notes, list):
+            notes = []
+            exc.__notes__ = notes
+        notes.append(note)
+    return exc
+
+
+def notes_text(exc):
+    """The notes attached to ``exc``, one after the other ('' without any)."""
+    notes = getattr(exc, '__notes__', None)
+    return '\n'.join(str(n) for n in notes) if isinstance(notes, (list, tuple)) else ''
+
+
+def _format_exc_with_notes(exc):
+    """``traceback.format_exc()`` with the exception's notes: Python >= 3.11 prints them itself."""
+    text = traceback.format_exc()
+    note = notes_text(exc)
+    if note and note not in text:
+        text += note.rstrip('\n') + '\n'
+    return text
+
+
 def record_to_error_file(exc, extra=None, callstack=None):
     """Write ``exc`` (being handled, or with its ``callstack`` text) to the torchelastic error file, if the
     launcher asked for one.
@@ -43,7 +72,7 @@ def record_to_error_file(exc, extra=None, callstack=None):
     path = os.environ.get('TORCHELASTIC_ERROR_FILE')
     if not path:
         return
-    callstack = callstack if callstack is not None else traceback.format_exc()
+    callstack = callstack if callstack is not None else _format_exc_with_notes(exc)
     if extra:
         callstack += extra.rstrip('\n') + '\n'
     data = {'message': {'message': '{}: {}'.format(type(exc).__name__, exc),
@@ -89,7 +118,7 @@ def report_and_exit(exc, stage, extra=None, exit_code=1):
     if is_peer_failure(exc):
         stage += ', after another rank failed'
     lines = ['{} failed during {}: {}: {}'.format(tag, stage, type(exc).__name__, exc)]
-    text = tagged(traceback.format_exc(), tag)
+    text = tagged(_format_exc_with_notes(exc), tag)
     if extra:
         text += tagged(extra, tag)
     sys.stdout.flush()

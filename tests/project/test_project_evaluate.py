@@ -9,6 +9,7 @@ import sys
 import numpy as np
 import pytest
 import torch
+from kradar_plugin.distributed import run_context
 
 from .conftest import CONFIG, ROOT
 
@@ -114,7 +115,7 @@ def test_unknown_evaluation_option_is_dropped_with_one_warning(on_project_path, 
 
 
 def test_checkpoint_of_the_other_box_convention_is_warned_once(on_project_path, caplog):
-    """The runner adapter hands the loaded checkpoint's meta to the dataset; a checkpoint trained under the
+    """The runner adapter records the loaded checkpoint's meta in the run context; a checkpoint trained under the
     other box convention than the installed mmdet3d's (0.17.3 under rc6, rc6 under 0.17.3) gets one warning
     naming both and the fix; one of the installed convention none."""
     import logging
@@ -124,7 +125,8 @@ def test_checkpoint_of_the_other_box_convention_is_warned_once(on_project_path, 
     dataset, _ = build_val_dataset()
     results = noisy_predictions(dataset, seed=4)
     ours = patched(dataset)
-    ours.kradar_checkpoint_meta = {'mmdet3d_version': other, 'epoch': 24}
+    context = run_context.start()   # as the runner adapter starts a run, then records the loaded meta
+    context.checkpoint_meta = {'mmdet3d_version': other, 'epoch': 24}
     with caplog.at_level(logging.INFO):
         ours.evaluate(results, logger='root')
     warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and other in r.getMessage()]
@@ -133,7 +135,7 @@ def test_checkpoint_of_the_other_box_convention_is_warned_once(on_project_path, 
     notes = [r.getMessage() for r in caplog.records if "'legacy' protocol = EchoFusion's kradar_eval" in r.getMessage()]
     assert len(notes) == 1
     caplog.clear()
-    ours.kradar_checkpoint_meta = {'mmdet3d_version': same}
+    context.checkpoint_meta = {'mmdet3d_version': same}
     with caplog.at_level(logging.INFO):
         ours.evaluate(results, logger='root')
     assert not [r for r in caplog.records if r.levelno == logging.WARNING], caplog.text[-3000:]

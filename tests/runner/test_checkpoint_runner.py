@@ -18,6 +18,7 @@ from torch.utils.data import DataLoader
 
 import kradar_plugin  # noqa: F401  (registers EvalOnlyRunnerConstructor, as custom_imports would)
 from kradar_plugin.distributed.checkpoint_report import REPORT_FILE, CheckpointLoadError
+from kradar_plugin.distributed import run_context
 
 from .fixture_components import ToyEvalDataset, ToyRegressor
 
@@ -126,7 +127,7 @@ def test_iteration_based_runner_evaluates_raw_weights_before_and_after(tmp_path)
     runner.run([train], [('train', 2)])
     (before,) = val_records(tmp_path / 'eval')
     assert before['toy/mae'] == record['toy/mae'] and runner.iter == 0
-    assert runner.kradar_checkpoint_report['ema']['evaluated'].startswith('raw (IterBasedRunner')
+    assert run_context.current().checkpoint_report['ema']['evaluated'].startswith('raw (IterBasedRunner')
 
 
 def test_without_an_ema_hook_the_loaded_parameters_are_scored(tmp_path):
@@ -157,8 +158,9 @@ def test_report_for_load_from_and_resume(tmp_path):
     runner, train = make_runner(tmp_path / 'resume')
     runner.resume(checkpoint)  # mmcv's resume goes through runner.load_checkpoint and reads meta
     assert runner.epoch == 1
-    assert runner.kradar_checkpoint_report['loaded_fraction'] == 1.0
-    assert runner.kradar_checkpoint_meta['epoch'] == 1  # the checkpoint-meta hand-off still sees it
+    context = run_context.current()   # the run this runner's constructor started
+    assert context.checkpoint_report['loaded_fraction'] == 1.0
+    assert context.checkpoint_meta['epoch'] == 1  # the checkpoint-meta hand-off still sees it
     assert 'loaded 100.0% of 5 parameters (2/2 parameter tensors, 0/0 buffers) from ' + checkpoint in \
         messages(runner)
     assert json.loads((tmp_path / 'resume' / REPORT_FILE).read_text())['checkpoint'] == checkpoint

@@ -14,8 +14,8 @@ instance. For each checkpoint it:
 5. raises ``CheckpointLoadError`` on EVERY rank (each rank loaded the same file and computed the same
    report) when less than ``min_loaded`` of the parameter elements were loaded.
 
-The report is kept as ``runner.kradar_checkpoint_report`` and the checkpoint's EMA entries (``ema_*``
-buffers of mmcv's ``EMAHook`` / mmdet's EMA hooks) as ``runner.kradar_checkpoint_ema`` for the
+The report is kept as the run context's ``checkpoint_report`` and the checkpoint's EMA entries (``ema_*``
+buffers of mmcv's ``EMAHook`` / mmdet's EMA hooks) as its ``checkpoint_ema`` for the
 pre-training evaluation (see ``ema``).
 """
 import json
@@ -126,10 +126,11 @@ def _uses_mmcv_loading(runner):
     return getattr(type(runner), 'load_checkpoint', None) is BaseRunner.load_checkpoint
 
 
-def install_checkpoint_guard(runner, min_loaded=cr.DEFAULT_MIN_LOADED):
-    """Replace ``runner.load_checkpoint`` on this instance (see the module docstring)."""
-    runner.kradar_checkpoint_guard = True
-    runner.kradar_min_loaded = min_loaded
+def install_checkpoint_guard(runner, context, min_loaded=cr.DEFAULT_MIN_LOADED):
+    """Replace ``runner.load_checkpoint`` on this instance (see the module docstring); what it loads is
+    recorded in ``context`` (a :class:`~kradar_plugin.distributed.run_context.RunContext`)."""
+    context.checkpoint_guard = True
+    context.min_loaded = min_loaded
     original = runner.load_checkpoint
 
     if _uses_mmcv_loading(runner):
@@ -137,7 +138,7 @@ def install_checkpoint_guard(runner, min_loaded=cr.DEFAULT_MIN_LOADED):
             checkpoint, report, state_dict = load_checked(
                 runner.model, filename, map_location, strict, runner.logger, list(revise_keys), min_loaded,
                 runner.work_dir)
-            _keep(runner, report, state_dict)
+            _keep(context, report, state_dict)
             return checkpoint
     else:  # a runner with its own loading: keep it, report what its checkpoint holds for the model
         def load_checkpoint(filename, *args, **kwargs):
@@ -146,7 +147,7 @@ def install_checkpoint_guard(runner, min_loaded=cr.DEFAULT_MIN_LOADED):
                 state_dict, report = report_for(runner.model, checkpoint, filename, None, min_loaded)
                 path = write_report(report, runner.work_dir)
                 log_report(report, runner.logger, path)
-                _keep(runner, report, state_dict)
+                _keep(context, report, state_dict)
                 cr.check_min_loaded(report, min_loaded, _rank_tag())
             return checkpoint
 
@@ -154,6 +155,6 @@ def install_checkpoint_guard(runner, min_loaded=cr.DEFAULT_MIN_LOADED):
     return runner
 
 
-def _keep(runner, report, state_dict):
-    runner.kradar_checkpoint_report = report
-    runner.kradar_checkpoint_ema = dict((k, v) for k, v in state_dict.items() if cr.EMA_KEY.match(k))
+def _keep(context, report, state_dict):
+    context.checkpoint_report = report
+    context.checkpoint_ema = dict((k, v) for k, v in state_dict.items() if cr.EMA_KEY.match(k))

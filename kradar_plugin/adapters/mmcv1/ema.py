@@ -21,6 +21,8 @@ the raw weights: so does the pre-training one.
 """
 import contextlib
 
+from kradar_plugin.distributed import run_context
+
 EMA_HOOK_NAMES = ('EMAHook', 'BaseEMAHook', 'ExpMomentumEMAHook', 'LinearMomentumEMAHook')
 
 
@@ -58,11 +60,13 @@ def saved_after_swap(runner, hook):
 
 
 @contextlib.contextmanager
-def checkpoint_ema_weights(runner, logger=None):
-    """Within the block the model holds the weights that the evaluation after an epoch would score."""
+def checkpoint_ema_weights(runner, logger=None, context=None):
+    """Within the block the model holds the weights that the evaluation after an epoch would score
+    (``context``: the run's :class:`RunContext`, default the current one, holds the loaded checkpoint)."""
     logger = logger or runner.logger
-    report = getattr(runner, 'kradar_checkpoint_report', None)
-    saved_ema = getattr(runner, 'kradar_checkpoint_ema', None) or {}
+    context = context or run_context.current()
+    report = context.checkpoint_report
+    saved_ema = context.checkpoint_ema or {}
     hooks = ema_hooks(runner)
     if report is None:  # no checkpoint loaded: the EMA buffers were just cloned from the weights
         yield None

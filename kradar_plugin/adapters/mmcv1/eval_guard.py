@@ -9,7 +9,8 @@
   rank's traceback tagged with its rank and ends the process at once (``failfast``), so its peers are not
   left in a collective: the launcher sees the failure and stops the job.
 """
-from kradar_plugin.distributed import eval_support
+from kradar_plugin.distributed import eval_support, run_context
+from kradar_plugin.distributed.failfast import add_note
 from kradar_plugin.distributed.collection import MMCV, check_result_count
 from kradar_plugin.distributed.eval_support import RESULTS_DIR, dist_info, fail_fast, loader_indices  # noqa: F401
 
@@ -93,22 +94,21 @@ def guard_eval_hook(hook):
         path = save_results(results, runner, results_tag(runner, hook.by_epoch))
         hook.last_results_file = path
         runner.logger.info('%d predictions saved to %s before dataset.evaluate', len(results), path)
-        dataset.kradar_saved_results = path  # a dataset that pickles its input first can reuse this file
-        meta = getattr(runner, 'kradar_checkpoint_meta', None)
-        if meta is not None:  # the loaded checkpoint's meta: its mmdet3d version tells the box convention
-            dataset.kradar_checkpoint_meta = meta
+        context = run_context.current()
+        context.saved_results = path  # a dataset that pickles its input first reuses this file
         try:
             return evaluate(runner, results)
-        except Exception:
-            hook._kradar_note = (
-                'dataset.evaluate failed; the {} collected predictions are saved in\n  {}\n'
-                'Re-run the evaluation offline with:\n  {}'.format(
-                    len(results), path,
-                    offline_command(dataset, path, getattr(hook, 'eval_kwargs', None))))
+        except Exception as exc:
+            add_note(exc, 'dataset.evaluate failed; the {} collected predictions are saved in\n  {}\n'
+                          'Re-run the evaluation offline with:\n  {}'.format(
+                              len(results), path,
+                              offline_command(dataset, path, getattr(hook, 'eval_kwargs', None))))
             raise
+        finally:
+            context.saved_results = None
 
     hook.evaluate = guarded_evaluate
-    hook._do_evaluate = fail_fast(hook, do_evaluate,
+    hook._do_evaluate = fail_fast(do_evaluate,
                                   'evaluation (inference, result collection or dataset.evaluate)')
     hook._kradar_guarded = True
     return hook

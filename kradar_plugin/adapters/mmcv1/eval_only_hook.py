@@ -20,6 +20,7 @@ from mmcv.runner import HOOKS, EvalHook, Hook, LoggerHook
 
 from .ema import checkpoint_ema_weights
 from .eval_guard import check_collection, guard_eval_hook, uses_standard_collection
+from kradar_plugin.distributed import run_context
 from kradar_plugin.distributed.eval_mode import check_flag, check_mode, check_samples
 from .subset import subset_eval_hook
 
@@ -70,8 +71,8 @@ class EvalOnlyHook(Hook):
                 guard_eval_hook(hook)
         if self.mode == 'off':
             return
-        if getattr(runner, 'kradar_checkpoint_guard', False) and \
-                getattr(runner, 'kradar_checkpoint_report', None) is None:
+        context = run_context.current()
+        if context.checkpoint_guard and context.checkpoint_report is None:
             runner.logger.info('kradar_plugin eval-%s: no checkpoint loaded (load_from/resume_from not set): '
                                'evaluating the initial weights of the model', self.mode)
         for hook in hooks:

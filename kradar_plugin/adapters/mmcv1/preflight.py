@@ -11,6 +11,7 @@ waiting in a collective.
 """
 import os
 
+from kradar_plugin.distributed import run_context
 from kradar_plugin.doctor import pitfalls as P
 from kradar_plugin.doctor.report import format_report
 from kradar_plugin.doctor.result import CheckResult
@@ -32,9 +33,10 @@ def _dist():
 
 
 def job_loaders(runner, eval_hooks):
-    """[(name, DataLoader)]: the training loaders ``runner.run`` received, then each eval hook's loader."""
+    """[(name, DataLoader)]: the training loaders ``runner.run`` received (the run context's
+    ``data_loaders``), then each eval hook's loader."""
     loaders = []
-    train = [dl for dl in (getattr(runner, 'kradar_data_loaders', None) or []) if hasattr(dl, 'dataset')]
+    train = [dl for dl in (run_context.current().data_loaders or []) if hasattr(dl, 'dataset')]
     for i, dl in enumerate(train):
         loaders.append(('train' if len(train) == 1 else 'train[%d]' % i, dl))
     for i, hook in enumerate(eval_hooks):

@@ -15,7 +15,7 @@ elements a ``load_from``/``resume_from`` checkpoint must provide, default 0.9, 0
 from mmcv.runner.builder import RUNNER_BUILDERS
 from mmcv.runner.default_constructor import DefaultRunnerConstructor
 
-from kradar_plugin.distributed import eval_mode
+from kradar_plugin.distributed import eval_mode, run_context
 from .checkpoint_guard import install_checkpoint_guard
 from kradar_plugin.distributed.checkpoint_report import resolve_min_loaded
 from .eval_only_hook import EvalOnlyHook
@@ -52,10 +52,11 @@ class EvalOnlyRunnerConstructor(object):
         return base()
 
     def __call__(self):
+        context = run_context.start()   # this run's shared state (checkpoint, loaders, saved results)
         runner = self._build_runner()
-        install_checkpoint_guard(runner, self.min_loaded)
-        _record_checkpoint_meta(runner)
-        _record_data_loaders(runner)
+        install_checkpoint_guard(runner, context, self.min_loaded)
+        _record_checkpoint_meta(runner, context)
+        _record_data_loaders(runner, context)
         runner.register_hook(EvalOnlyHook(self.mode, self.eval_samples, preflight=self.preflight,
                                           probe_model=self.probe_model), priority='LOWEST')
         if self.mode != 'off' or self.eval_samples is not None:
@@ -64,28 +65,28 @@ class EvalOnlyRunnerConstructor(object):
         return runner
 
 
-def _record_checkpoint_meta(runner):
+def _record_checkpoint_meta(runner, context):
     """Keep the ``meta`` of the checkpoint the runner loads (``load_from``/``resume_from`` both go through
-    ``runner.load_checkpoint``) as ``runner.kradar_checkpoint_meta``: the evaluation compares the mmdet3d
-    version it records with the box convention in use."""
+    ``runner.load_checkpoint``) as ``context.checkpoint_meta``: the evaluation compares the mmdet3d version it
+    records with the box convention in use."""
     load = runner.load_checkpoint
 
     def load_checkpoint(*args, **kwargs):
         checkpoint = load(*args, **kwargs)
         if isinstance(checkpoint, dict) and isinstance(checkpoint.get('meta'), dict):
-            runner.kradar_checkpoint_meta = checkpoint['meta']
+            context.checkpoint_meta = checkpoint['meta']
         return checkpoint
 
     runner.load_checkpoint = load_checkpoint
 
 
-def _record_data_loaders(runner):
-    """Keep the data loaders ``runner.run`` receives as ``runner.kradar_data_loaders`` (the preflight checks
+def _record_data_loaders(runner, context):
+    """Keep the data loaders ``runner.run`` receives as ``context.data_loaders`` (the preflight checks
     the training loaders' samplers and workers before the first iteration)."""
     run = runner.run
 
     def run_recording(data_loaders, *args, **kwargs):
-        runner.kradar_data_loaders = data_loaders
+        context.data_loaders = data_loaders
         return run(data_loaders, *args, **kwargs)
 
     runner.run = run_recording

@@ -11,7 +11,8 @@
   left waiting in a collective until the distributed timeout: the launcher sees the failure and stops the
   job. One-process runs raise as usual.
 """
-from kradar_plugin.distributed import eval_support
+from kradar_plugin.distributed import eval_support, run_context
+from kradar_plugin.distributed.failfast import add_note
 from kradar_plugin.distributed.collection import MMENGINE, check_results
 from kradar_plugin.distributed.eval_support import RESULTS_DIR, dist_info, fail_fast, loader_indices  # noqa: F401
 
@@ -57,23 +58,25 @@ def guard_metrics(runner, loop):
         suffix = '' if len(metrics) == 1 else '_{}{}'.format(type(metric).__name__, number)
         metric.compute_metrics = _guarded_compute(runner, loop, metric, metric.compute_metrics, suffix)
         metric._kradar_guarded = True
-        metric.kradar_collected_file = None
 
 
 def _guarded_compute(runner, loop, metric, compute, suffix):
     def compute_metrics(results):
         check_results(results, len(loop.dataloader.dataset), type(metric).__name__)
         path = save_results(results, runner.work_dir, results_tag(runner) + suffix)
-        metric.kradar_collected_file = path
+        context = run_context.current()
+        context.saved_results = path  # a metric that pickles its input first reuses this file
         if hasattr(metric, 'last_results_file'):
             metric.last_results_file = None  # set again by a metric that saves its own files
         runner.logger.info('%d collected results saved to %s before %s.compute_metrics', len(results), path,
                            type(metric).__name__)
         try:
             return compute(results)
-        except Exception:
-            loop._kradar_note = offline_note(metric, path, len(results))
+        except Exception as exc:
+            add_note(exc, offline_note(metric, path, len(results)))
             raise
+        finally:
+            context.saved_results = None
     return compute_metrics
 
 
@@ -81,6 +84,6 @@ def guard_loop(loop):
     """Make ``loop.run`` fail fast in multi-process jobs (instance attribute)."""
     if getattr(loop, '_kradar_guarded', False):
         return loop
-    loop.run = fail_fast(loop, loop.run, 'evaluation (inference, result collection or compute_metrics)')
+    loop.run = fail_fast(loop.run, 'evaluation (inference, result collection or compute_metrics)')
     loop._kradar_guarded = True
     return loop

@@ -31,6 +31,7 @@ from mmengine.evaluator import BaseMetric
 from mmengine.logging import print_log
 from mmengine.registry import METRICS
 
+from kradar_plugin.distributed import run_context
 from kradar_plugin.evaluation.inputs.result_io import leaf_to_numpy, new_results_path, write_results_pickle
 from kradar_plugin.evaluation.protocols import (BENCHMARKS, ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE,
                                                 PROTOCOL_NAMES)
@@ -159,7 +160,7 @@ class KRadarMetric(BaseMetric):
                 bad[:5], len(infos), self.ann_file))
         frames = [infos[r['sample_idx']] for r in results]
         # the runner's guard pickled these same results (collected order) just before: not pickled twice
-        collected = getattr(self, 'kradar_collected_file', None)
+        collected = run_context.current().take_saved_results()
         reuse = collected if (self.results_dir is None and in_order and collected and osp.isfile(collected)) else None
         path = self.save_results(results, frames, results_path=reuse)
         print_log('K-Radar evaluation: results of {} frames saved to {}{}'.format(

@@ -22,7 +22,7 @@ import sys
 from mmengine.registry import RUNNERS
 from mmengine.runner import Runner
 
-from kradar_plugin.distributed import dist_params, eval_mode
+from kradar_plugin.distributed import dist_params, eval_mode, run_context
 from .eval_only_hook import EvalOnlyHook
 
 
@@ -70,6 +70,7 @@ class EvalSwitchMixin(object):
         # resolved (and validated) before the runner builds anything
         self.eval_mode, self.eval_samples = eval_mode.resolve(
             cfg.get('eval_mode', self.default_mode), cfg.get('eval_samples', None))
+        run_context.start()   # this run's shared state
         self._kradar_notes = []
         super(EvalSwitchMixin, self).__init__(*args, **kwargs)
         for note in self._kradar_notes:

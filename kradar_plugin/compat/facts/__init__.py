@@ -6,7 +6,7 @@ asserts, mmcv PR #2944, mmengine PR #1365), from NVIDIA's CUDA release notes (dr
 public sources named next to each OpenMMLab fact (git tags of open-mmlab/mmdetection3d, mmengine and mmcv; the
 published mmdet/mmsegmentation/mmengine wheels; numpy's own ``__init__.py`` at each release).
 Each module holds data first, then small functions that read it; a ``*_findings`` function returns a list of
-``kradar_plugin.doctor.result.CheckResult`` named after the doctor check it belongs to, and imports nothing.
+``CheckResult`` (``result.py``) named after the doctor check it belongs to, and imports nothing.
 Numpy-only, Python 3.7 syntax: ``kradar_plugin.ops`` imports this package. ``facts.X`` works for every name
 below, whichever module holds it.
 """

@@ -1,6 +1,6 @@
 """The mmdet3d box convention a checkpoint was trained under against the installed mmdet3d's."""
 from ..versions import BOX_CONVENTION_CHANGED_IN, mmdet3d_box_convention
-from ...doctor.result import CheckResult
+from .result import CheckResult
 
 
 # ---------------------------------------------------------------------------------------------------------

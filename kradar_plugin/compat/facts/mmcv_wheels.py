@@ -1,6 +1,6 @@
 """Which torch OpenMMLab publishes prebuilt mmcv 2.x wheels for (else pip compiles mmcv)."""
 from ..versions import major_minor, parse_version
-from ...doctor.result import CheckResult
+from .result import CheckResult
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """mmengine's ``torch.load`` without ``weights_only`` against torch >= 2.6's new default."""
 from ..versions import parse_version
-from ...doctor.result import CheckResult
+from .result import CheckResult
 
 
 # ---------------------------------------------------------------------------------------------------------

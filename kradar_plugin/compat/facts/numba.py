@@ -9,7 +9,7 @@ import collections
 
 from ..versions import major_minor, parse_version
 from .cuda import CUDA_MIN_DRIVER, driver_max_cuda
-from ...doctor.result import CheckResult
+from .result import CheckResult
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """mmdet3d against the numpy aliases (np.bool, np.int, np.long, ...) that numpy 1.24 removed."""
 from ..versions import parse_version
-from ...doctor.result import CheckResult
+from .result import CheckResult
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ The live doctor reads the ranges from the installed packages' ``__init__.py``; t
 ``--assume`` (planned environments). Sources are named next to each table.
 """
 from ..versions import parse_version
-from ...doctor.result import CheckResult
+from .result import CheckResult
 
 
 # ---------------------------------------------------------------------------------------------------------

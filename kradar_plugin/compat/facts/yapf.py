@@ -1,6 +1,6 @@
 """yapf >= 0.40.2 against the mmcv/mmengine that format configs with ``FormatCode(verify=...)``."""
 from ..versions import parse_version
-from ...doctor.result import CheckResult
+from .result import CheckResult
 
 
 # yapf 0.40.2 removed FormatCode(verify=...); mmcv Config.pretty_text (cfg.dump() in tools/train.py) passes

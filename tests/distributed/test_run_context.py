@@ -1,0 +1,32 @@
+"""The run context (one per run, reached through run_context.current()) and failure notes that travel with
+the exception (PEP 678 ``__notes__``, also on Python < 3.11)."""
+from kradar_plugin.distributed import failfast, run_context
+
+
+def test_one_context_per_run_and_an_empty_one_outside():
+    first = run_context.start()
+    assert run_context.current() is first
+    first.saved_results = '/tmp/x.pkl'
+    assert first.take_saved_results() == '/tmp/x.pkl' and first.take_saved_results() is None
+    second = run_context.start()
+    assert run_context.current() is second and second is not first
+    assert (second.checkpoint_meta, second.checkpoint_report, second.checkpoint_ema, second.saved_results,
+            second.checkpoint_guard) == (None, None, {}, None, False)
+
+
+def test_notes_travel_with_the_exception_and_are_printed_once():
+    try:
+        try:
+            raise RuntimeError('planted')
+        except RuntimeError as exc:
+            failfast.add_note(exc, 'predictions saved in /tmp/p.pkl')
+            failfast.add_note(exc, 'kradar-eval --results /tmp/p.pkl')
+            raise
+    except RuntimeError as exc:
+        assert failfast.notes_text(exc) == 'predictions saved in /tmp/p.pkl\nkradar-eval --results /tmp/p.pkl'
+        text = failfast._format_exc_with_notes(exc)
+        notes = getattr(exc, '__notes__', None)
+    assert text.count('predictions saved in /tmp/p.pkl') == 1, text   # Python >= 3.11 prints notes itself
+    assert text.index('RuntimeError: planted') < text.index('kradar-eval --results /tmp/p.pkl')
+    assert failfast.notes_text(ValueError('no notes')) == ''
+    assert isinstance(notes, list) and len(notes) == 2   # the PEP 678 attribute on every Python
