@@ -127,29 +127,25 @@ def _local_checks(runner, loaders, world, rank, probe_model):
             results.append(P.judge_shm_batch(demands, total, free, per_node))
         except Exception as exc:  # noqa: BLE001
             results.append(_could_not('shm-batch', 'one batch', exc))
-    return P.as_dicts(results), draws, sizes
+    return results, draws, sizes   # CheckResults pickle as they are (all_gather_object)
 
 
 def _merge(gathered):
     """One list from every rank's findings: identical findings once, differing ones tagged with the rank."""
-    merged, seen = [], {}
+    merged, ranks_of = [], {}
     for rank, (items, _, _) in enumerate(gathered):
         for item in items:
-            key = (item['name'], item['status'], item['reason'])
-            if key in seen:
-                continue
-            seen[key] = rank
-            merged.append(item)
-    ranks_of = {}
-    for rank, (items, _, _) in enumerate(gathered):
-        for item in items:
-            ranks_of.setdefault((item['name'], item['status'], item['reason']), set()).add(rank)
+            key = (item.name, item.status, item.reason)
+            if key not in ranks_of:
+                ranks_of[key] = set()
+                merged.append(item)
+            ranks_of[key].add(rank)
     world = len(gathered)
     out = []
     for item in merged:
-        ranks = ranks_of[(item['name'], item['status'], item['reason'])]
-        if world > 1 and len(ranks) < world and item['status'] != 'OK':
-            item = dict(item, reason='[rank %s] %s' % (','.join(str(r) for r in sorted(ranks)), item['reason']))
+        ranks = ranks_of[(item.name, item.status, item.reason)]
+        if world > 1 and len(ranks) < world and item.status != 'OK':
+            item = item._replace(reason='[rank %s] %s' % (','.join(str(r) for r in sorted(ranks)), item.reason))
         out.append(item)
     return out
 
@@ -177,7 +173,7 @@ def run_preflight(runner, eval_hooks, probe_model=False):
             results.append(P.judge_val_sampler(name, rank_draws, size, text))
         else:
             results.append(P.judge_sampler(name, rank_draws, size, text, batch))
-    results += P.from_dicts(_merge(gathered))
+    results += _merge(gathered)
     order = dict((n, i) for i, n in enumerate(P.NAMES))
     results.sort(key=lambda r: order.get(r.name, len(order)))
     text = format_report(results).replace('kradar-doctor:', 'kradar_plugin preflight:')

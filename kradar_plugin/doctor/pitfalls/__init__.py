@@ -1,7 +1,7 @@
 """The distributed-training pitfalls, judged on the real data loaders (and the model, when asked).
 
 Shared by ``kradar-doctor --config`` (``loader_probe`` builds the loaders in a real 2-process gloo group) and
-the eval-only preflight (``kradar_plugin.runner.preflight``, on the job's own loaders before the first
+the eval-only preflight (``kradar_plugin.adapters.mmcv1.preflight``, on the job's own loaders before the first
 evaluation). One module per check; in each, ``judge_*`` functions are pure and return one ``CheckResult``
 (OK/WARN/FAIL with the fix) and ``probe_*`` functions measure one fact on a live object. torch is imported
 inside the functions that need it, so importing this package stays cheap.
@@ -18,7 +18,7 @@ Checks (names as in the report) and their modules:
 
 ``from kradar_plugin.doctor import pitfalls as P; P.judge_sampler(...)`` reaches every public name.
 """
-from ..result import CheckResult
+from ..result import CheckResult  # noqa: F401  (the pitfalls' result type, for their callers)
 from .ddp_view import judge_ddp_view  # noqa: F401
 from .leftovers import judge_leftovers, own_process_tree, probe_leftovers  # noqa: F401
 from .pickling import (SPAWN_METHODS, find_unpicklable, judge_pickling, pickled_size, start_method,  # noqa: F401
@@ -33,13 +33,3 @@ from .worker_cuda import (cuda_state, install_cuda_tracer, judge_import_cuda, ju
 # The checks, in report order (the preflight sorts its findings by it).
 NAMES = ('sampler', 'worker-pickle', 'worker-cuda', 'import-cuda', 'ddp-inplace-view', 'unused-params',
          'leftovers', 'shm-batch')
-
-
-def as_dicts(results):
-    """[CheckResult.to_dict()]; kept for callers that still pass dicts (kradar_plugin.runner.preflight)."""
-    return [r.to_dict() for r in results]
-
-
-def from_dicts(items):
-    """[CheckResult.from_dict()]: the inverse of ``as_dicts``."""
-    return [CheckResult.from_dict(d) for d in items]
