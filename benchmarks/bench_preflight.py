@@ -35,7 +35,7 @@ def bench_checkpoint(params, repeat):
     import torch
     import torch.nn as nn
     from mmcv.runner.checkpoint import load_checkpoint
-    from kradar_plugin.adapters.mmcv1.checkpoint_guard import load_checked
+    from kradar_plugin.adapters.mmcv1.checkpoint_loading import load_checked
     width = 1024
     layers = max(1, params // (width * width + width))
     model = nn.Sequential(*[nn.Linear(width, width) for _ in range(layers)])

@@ -15,7 +15,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from kradar_plugin.ops import rotate_iou_eval  # noqa: E402
-from kradar_plugin.ops.guard import BackendUnavailable  # noqa: E402
+from kradar_plugin.ops.backend_choice import BackendUnavailable  # noqa: E402
 
 
 def make_boxes(rng, n, area=100.0):

@@ -20,7 +20,7 @@ def test_import_with_numpy_alone():
         sys.meta_path.insert(0, Block())
         import kradar_plugin
         from kradar_plugin import evaluation, ops
-        from kradar_plugin.ops import guard
+        from kradar_plugin.ops import backend_choice as guard
         iou = kradar_plugin.rotate_iou_eval([[0, 0, 2, 2, 0]], [[1, 0, 2, 4, 0]])
         print(guard.select().name, round(float(iou[0, 0]), 12))
         print(sorted(m for m in sys.modules if m.split('.')[0] in BLOCKED))

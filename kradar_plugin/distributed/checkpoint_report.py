@@ -1,8 +1,8 @@
 """Did the checkpoint really load? Read it with a clear error, repair the usual key layouts, and measure
 what the model got from it.
 
-mmcv's ``load_checkpoint`` is ``strict=False`` and only prints missing/unexpected keys, so a prefix
-mismatch can load nothing and the evaluation then scores random weights. This module:
+mmcv's ``load_checkpoint`` is ``strict=False`` and only prints missing/unexpected keys: a prefix mismatch
+can load nothing and the evaluation then scores random weights. This module (torch only to read a file):
 
 - reads a checkpoint and turns a truncated/corrupted file into ``CheckpointReadError`` naming the file;
 - finds the state dict (``state_dict``/``model`` entries, nested any way) and removes ``module.`` path
@@ -12,8 +12,6 @@ mismatch can load nothing and the evaluation then scores random weights. This mo
   by elements, shape mismatches, unexpected keys, EMA entries, grouped by top-level module (``report``);
 - refuses, with ``CheckpointLoadError``, a checkpoint from which less than ``min_loaded`` of the model's
   parameter elements were loaded, naming the unmatched modules and the likely cause.
-
-Works on plain ``{name: tensor}`` mappings: torch is imported only to read a file.
 """
 import math
 import os

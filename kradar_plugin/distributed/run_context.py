@@ -9,9 +9,9 @@ context with nothing recorded, so every reader works without one.
 Fields (None / empty until a component records them):
 - ``checkpoint_meta``: the ``meta`` dict of the checkpoint the runner loaded (its mmdet3d version tells
   the box convention the evaluation must use);
-- ``checkpoint_guard`` / ``min_loaded``: whether checkpoints are loaded through the checkpoint guard, and
+- ``checked_loading`` / ``min_loaded``: whether checkpoints are loaded through our checked loading, and
   the smallest loaded fraction it accepts;
-- ``checkpoint_report`` / ``checkpoint_ema``: the guard's load report and the checkpoint's EMA entries;
+- ``checkpoint_report`` / ``checkpoint_ema``: the checked loading's report and the checkpoint's EMA entries;
 - ``data_loaders``: the loaders ``runner.run`` received (the preflight checks the training loaders);
 - ``saved_results``: the pickle the evaluation guard wrote just before the dataset's / metric's evaluation
   (a dataset or metric that would pickle the same results first reuses it; :meth:`take_saved_results`).
@@ -23,7 +23,7 @@ class RunContext(object):
 
     def __init__(self):
         self.checkpoint_meta = None
-        self.checkpoint_guard = False
+        self.checked_loading = False
         self.min_loaded = None
         self.checkpoint_report = None
         self.checkpoint_ema = {}

@@ -1,7 +1,7 @@
 """numba-CUDA backend: the reference kernel's launch layout (64 threads a block, one row box per thread,
 a block of 64 query boxes staged in shared memory) running the robust ``clamp_kernel`` in float64.
 
-Nothing is compiled at import: the kernel module is imported and compiled on first use (the guard runs
+Nothing is compiled at import: the kernel module is imported and compiled on first use (the backend choice runs
 that first use as a trial, inside ``try``), so a numba/CUDA/driver mismatch can never fail an import.
 """
 import numpy as np

@@ -9,9 +9,9 @@ numba the numpy backend's vectorised pair routine runs on the same-frame pairs o
 circumscribed circles are apart are skipped (0), as in the full-matrix backends.
 
 Backend: ``backend`` or ``$KRADAR_IOU_BACKEND`` as for ``rotate_iou_eval``: 'numba' or 'numpy' (an
-explicit 'numba' that cannot run raises ``BackendUnavailable``); 'cuda' (checked by the guard) computes
+explicit 'numba' that cannot run raises ``BackendUnavailable``); 'cuda' (checked by the backend choice) computes
 the blocks on the CPU with numba, since a few pairs per frame do not pay for a GPU launch. The automatic
-choice is numba when the guard's version facts allow it and this kernel compiles and passes its own
+choice is numba when the backend choice's version facts allow it and this kernel compiles and passes its own
 trial against numpy (the full-matrix kernels are not compiled for it), numpy otherwise, with ONE
 ``FallbackWarning`` naming the cause unless numba is simply not installed.
 """
@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 from .. import settings
-from . import guard
+from . import backend_choice as guard
 from .boxes import as_boxes, check_criterion, corner_offsets
 
 _STATE = {}   # 'kernel': the compiled kernel, or 'failed': the BackendUnavailable that stopped it
@@ -106,7 +106,7 @@ def _use_numba(backend):
     if name == 'cuda':
         guard.select('cuda')                  # raises BackendUnavailable, as rotate_iou_eval does
     elif name not in (None, 'numba'):
-        guard.select(name)                    # the guard's ValueError for an unknown name
+        guard.select(name)                    # backend_choice's ValueError for an unknown name
     if 'kernel' not in _STATE and 'failed' not in _STATE:
         try:
             _STATE['kernel'] = _load_kernel()

@@ -6,7 +6,7 @@ area(boxes[n]); 2: intersection area. A box's area is w * h. A zero denominator 
 """
 import numpy as np
 
-from . import guard
+from . import backend_choice as guard
 from .boxes import apply_criterion, as_boxes, check_criterion
 
 

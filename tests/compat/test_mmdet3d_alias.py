@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from kradar_plugin.ops import guard
+from kradar_plugin.ops import backend_choice as guard
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURE = os.path.join(ROOT, 'tests', 'compat', 'fixtures', 'crashing_mmdet3d')

@@ -11,7 +11,7 @@ def test_one_context_per_run_and_an_empty_one_outside():
     second = run_context.start()
     assert run_context.current() is second and second is not first
     assert (second.checkpoint_meta, second.checkpoint_report, second.checkpoint_ema, second.saved_results,
-            second.checkpoint_guard) == (None, None, {}, None, False)
+            second.checked_loading) == (None, None, {}, None, False)
 
 
 def test_notes_travel_with_the_exception_and_are_printed_once():

@@ -11,7 +11,7 @@ import torch
 import torch.nn as nn
 
 from kradar_plugin.distributed import checkpoint_report as cr
-from kradar_plugin.adapters.mmcv1.checkpoint_guard import load_checked
+from kradar_plugin.adapters.mmcv1.checkpoint_loading import load_checked
 
 from .fixture_components import ToyRegressor
 from .fixture_pitfalls import ToyTwoHeadRegressor
@@ -166,7 +166,7 @@ def test_shape_mismatch_and_elements_count(tmp_path):
 def test_prefix_cause_is_named(tmp_path):
     prefixed = OrderedDict(('detector.' + k, v) for k, v in trained().state_dict().items())
     model = ToyRegressor()
-    _, report = __import__('kradar_plugin.adapters.mmcv1.checkpoint_guard', fromlist=['report_for']).report_for(
+    _, report = __import__('kradar_plugin.adapters.mmcv1.checkpoint_loading', fromlist=['report_for']).report_for(
         model, {'state_dict': prefixed}, 'x.pth')
     assert report['loaded_fraction'] == 0.0
     assert report['cause'].startswith("prefix: the checkpoint's keys carry the extra prefix 'detector.'")

@@ -10,7 +10,7 @@ Imported by ``kradar_plugin`` when mmcv is importable. Importing it:
 - if ``KRADAR_EVAL_ONLY``/``KRADAR_EVAL_FIRST``/``KRADAR_EVAL_SAMPLES`` (or ``KRADAR_MIN_LOADED``,
   ``KRADAR_PREFLIGHT``, ``KRADAR_PROBE_MODEL``) is set, makes the default runner constructor obey it.
 
-Runners built by ``EvalOnlyRunnerConstructor`` load checkpoints through ``checkpoint_guard`` (report,
+Runners built by ``EvalOnlyRunnerConstructor`` load checkpoints through ``checkpoint_loading`` (report,
 repairs, ``min_loaded``), evaluate EMA weights before training as after an epoch (``ema``), and check the
 distributed pitfalls before a pre-training evaluation (``preflight``).
 """

@@ -124,5 +124,5 @@ def checkpoint_ema_weights(runner, logger=None, context=None):
 
 def _set(runner, report, what):
     report['ema']['evaluated'] = what
-    from .checkpoint_guard import write_report
+    from .checkpoint_loading import write_report
     write_report(report, runner.work_dir)

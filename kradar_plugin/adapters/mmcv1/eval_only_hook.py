@@ -72,7 +72,7 @@ class EvalOnlyHook(Hook):
         if self.mode == 'off':
             return
         context = run_context.current()
-        if context.checkpoint_guard and context.checkpoint_report is None:
+        if context.checked_loading and context.checkpoint_report is None:
             runner.logger.info('kradar_plugin eval-%s: no checkpoint loaded (load_from/resume_from not set): '
                                'evaluating the initial weights of the model', self.mode)
         for hook in hooks:

@@ -16,7 +16,7 @@ from mmcv.runner.builder import RUNNER_BUILDERS
 from mmcv.runner.default_constructor import DefaultRunnerConstructor
 
 from kradar_plugin.distributed import eval_mode, run_context
-from .checkpoint_guard import install_checkpoint_guard
+from .checkpoint_loading import install_checked_loading
 from kradar_plugin.distributed.checkpoint_report import resolve_min_loaded
 from .eval_only_hook import EvalOnlyHook
 
@@ -54,7 +54,7 @@ class EvalOnlyRunnerConstructor(object):
     def __call__(self):
         context = run_context.start()   # this run's shared state (checkpoint, loaders, saved results)
         runner = self._build_runner()
-        install_checkpoint_guard(runner, context, self.min_loaded)
+        install_checked_loading(runner, context, self.min_loaded)
         _record_checkpoint_meta(runner, context)
         _record_data_loaders(runner, context)
         runner.register_hook(EvalOnlyHook(self.mode, self.eval_samples, preflight=self.preflight,

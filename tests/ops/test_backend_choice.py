@@ -11,7 +11,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from kradar_plugin.ops import guard, rotate_iou_eval
+from kradar_plugin.ops import backend_choice as guard, rotate_iou_eval
 from tests.ops import reference
 from tests.ops.cases import CASES, as_arrays
 
@@ -35,7 +35,7 @@ import warnings, json
 warnings.simplefilter('always')
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter('always')
-    from kradar_plugin.ops import rotate_iou_eval, guard
+    from kradar_plugin.ops import rotate_iou_eval, backend_choice as guard
     for _ in range(3):
         iou = rotate_iou_eval([[0, 0, 2, 2, 0]], [[1, 0, 2, 4, 0]])
 print(json.dumps({'backend': guard.select().name, 'iou': float(iou[0, 0]),

@@ -1,7 +1,7 @@
 """The runner side of the checkpoint report: load ``load_from``/``resume_from`` through
 ``checkpoint_report`` and refuse too-little-loaded checkpoints on every rank.
 
-``install_checkpoint_guard(runner, min_loaded)`` replaces ``runner.load_checkpoint`` (what mmdet/mmdet3d's
+``install_checked_loading(runner, context, min_loaded)`` replaces ``runner.load_checkpoint`` (what mmdet/mmdet3d's
 ``train_detector`` call for ``load_from``, and ``runner.resume`` for ``resume_from``) on that runner
 instance. For each checkpoint it:
 
@@ -126,10 +126,10 @@ def _uses_mmcv_loading(runner):
     return getattr(type(runner), 'load_checkpoint', None) is BaseRunner.load_checkpoint
 
 
-def install_checkpoint_guard(runner, context, min_loaded=cr.DEFAULT_MIN_LOADED):
+def install_checked_loading(runner, context, min_loaded=cr.DEFAULT_MIN_LOADED):
     """Replace ``runner.load_checkpoint`` on this instance (see the module docstring); what it loads is
     recorded in ``context`` (a :class:`~kradar_plugin.distributed.run_context.RunContext`)."""
-    context.checkpoint_guard = True
+    context.checked_loading = True
     context.min_loaded = min_loaded
     original = runner.load_checkpoint
 
