@@ -1,7 +1,6 @@
 """TinyRadarPeakDetector on real mmdet/mmcv: peaks, moments, boxes, training steps, MMDataParallel and DDP."""
 import math
 import os
-import socket
 
 import numpy as np
 import pytest
@@ -14,6 +13,7 @@ from mmcv.parallel import DataContainer as DC
 import kradar_plugin  # noqa: F401  (registers the detector)
 from kradar_plugin.datasets import demo_data
 from kradar_plugin.models.tiny_radar import _HALF_MAX_STD_PER_SIGMA, find_peaks, peak_moments
+from tests.launching import free_port
 from mmdet.models import DETECTORS, build_detector
 
 GRID = {'x_min': 0.0, 'y_min': -16.0, 'cell': 0.5}
@@ -145,14 +145,6 @@ def test_training_steps_learn_sizes():
     assert 'loss' in val
 
 
-def _free_port():
-    s = socket.socket()
-    s.bind(('127.0.0.1', 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def _ddp_worker(rank, world, port, queue):
     os.environ.update(MASTER_ADDR='127.0.0.1', MASTER_PORT=str(port))
     dist.init_process_group('gloo', rank=rank, world_size=world)
@@ -175,7 +167,7 @@ def _ddp_worker(rank, world, port, queue):
 def test_distributed_train_step_syncs_gradients():
     ctx = mp.get_context('spawn')
     queue = ctx.Queue()
-    port = _free_port()
+    port = free_port()
     procs = [ctx.Process(target=_ddp_worker, args=(r, 2, port, queue)) for r in range(2)]
     for p in procs:
         p.start()
