@@ -2,7 +2,7 @@
 
 Imports numba; ``frame_blocks`` imports this module only when the numba backend is usable. The pair
 routine is ``backend_numba_cpu``'s compiled ``_pair`` with the same inputs as its ``_row``, so every
-value equals ``rotate_iou_eval``'s (numba backend) bit for bit. The circumscribed radii come in
+value equals ``rotate_iou_eval``'s (numba backend) to rounding. The circumscribed radii come in
 precomputed (a pair on the skip boundary has intersection 0 either way).
 """
 import numba

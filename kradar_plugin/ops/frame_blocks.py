@@ -4,7 +4,7 @@ An evaluator needs, for each frame, the (detections x GT) overlap block, never t
 ``rotate_iou_frames`` takes all frames at once as concatenated boxes plus offsets and returns the blocks
 flattened frame by frame (block ``f`` is ``nb_f x nq_f``, row-major, starting at
 ``frame_block_offsets(...)[f]``). Each pair is computed exactly as by ``rotate_iou_eval`` (same kernel,
-same inputs, bit for bit): the numba-CPU kernel runs one serial loop over the frames' pairs; without
+same inputs; equal to rounding): the numba-CPU kernel runs one serial loop over the frames' pairs; without
 numba the numpy backend's vectorised pair routine runs on the same-frame pairs only. Pairs whose
 circumscribed circles are apart are skipped (0), as in the full-matrix backends.
 
