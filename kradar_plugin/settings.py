@@ -11,8 +11,9 @@ import os
 
 Setting = collections.namedtuple('Setting', 'name type default meaning')
 
-_TRUE = ('1', 'true', 'yes', 'on')
-_FALSE = ('0', 'false', 'no', 'off', '')
+# the spellings of a flag, for the environment and for config values (eval_mode.check_flag)
+TRUE = ('1', 'true', 'yes', 'on')
+FALSE = ('0', 'false', 'no', 'off', '')
 
 TABLE = (
     Setting('KRADAR_EVAL_ONLY', 'flag', 'unset',
@@ -79,16 +80,16 @@ def flag(name, environ=None):
     if not is_set(name, environ):
         return None
     value = raw(name, environ).lower()
-    if value in _TRUE:
+    if value in TRUE:
         return True
-    if value in _FALSE:
+    if value in FALSE:
         return False
     raise ValueError('{}={!r}: expected 1 or 0'.format(name, environ[name]))
 
 
 def enabled(name, environ=None):
     """Lenient truth: anything but unset, '', 0, false, no, off."""
-    return raw(name, environ).lower() not in _FALSE
+    return raw(name, environ).lower() not in FALSE
 
 
 def positive_int(name, environ=None):

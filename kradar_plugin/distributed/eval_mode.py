@@ -21,8 +21,6 @@ ENV_PROBE_MODEL = 'KRADAR_PROBE_MODEL'
 # every variable that asks for the switch (``env_requests_switch``)
 ENV_VARS = settings.SWITCHES
 PREFLIGHT_MODES = ('auto', True, False)
-_TRUE = ('1', 'true', 'yes', 'on')
-_FALSE = ('0', 'false', 'no', 'off', '')
 
 
 def _env_flag(environ, name):
@@ -65,8 +63,8 @@ def check_flag(value, source):
         return value
     if isinstance(value, int) and value in (0, 1):
         return bool(value)
-    if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
-        return value.strip().lower() in _TRUE
+    if isinstance(value, str) and value.strip().lower() in settings.TRUE + settings.FALSE:
+        return value.strip().lower() in settings.TRUE
     raise ValueError('{}={!r}: expected True or False'.format(source, value))
 
 

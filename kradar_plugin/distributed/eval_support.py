@@ -7,7 +7,7 @@ import os.path as osp
 import sys
 
 from .collection import check_rank_indices
-from .failfast import notes_text, report_and_exit
+from .failfast import notes_text, report_and_exit, traceback_shows_notes
 
 RESULTS_DIR = 'eval_results'
 
@@ -57,7 +57,7 @@ def fail_fast(function, stage):
     """``function`` wrapped so that an exception in a multi-process job prints this rank's traceback with
     the notes the guards attached to the exception (``failfast.add_note``: what to do with the saved
     results) and ends the process at once, leaving no peer waiting in a collective; a one-process run
-    prints the notes and raises as usual."""
+    raises as usual, its notes printed once (by the traceback itself where it shows notes)."""
 
     def guarded(*args, **kwargs):
         try:
@@ -67,7 +67,7 @@ def fail_fast(function, stage):
             if world > 1:
                 report_and_exit(exc, stage)
             note = notes_text(exc)
-            if note:
+            if note and not traceback_shows_notes(exc):   # else the traceback that follows prints it
                 sys.stderr.write(note + '\n')
                 sys.stderr.flush()
             raise

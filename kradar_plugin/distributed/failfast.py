@@ -54,12 +54,18 @@ def notes_text(exc):
     return '\n'.join(str(n) for n in notes) if isinstance(notes, (list, tuple)) else ''
 
 
-def _format_exc_with_notes(exc):
-    """``traceback.format_exc()`` with the exception's notes: Python >= 3.11 prints them itself."""
-    text = traceback.format_exc()
+def traceback_shows_notes(exc):
+    """True when a formatted traceback of ``exc`` already holds its notes: Python >= 3.11 prints them, and
+    so does an older Python once the ``exceptiongroup`` backport (pytest, anyio, ...) is imported."""
     note = notes_text(exc)
-    if note and note not in text:
-        text += note.rstrip('\n') + '\n'
+    return bool(note) and note in ''.join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+
+
+def _format_exc_with_notes(exc):
+    """``traceback.format_exc()`` with the exception's notes, once."""
+    text = traceback.format_exc()
+    if notes_text(exc) and not traceback_shows_notes(exc):
+        text += notes_text(exc).rstrip('\n') + '\n'
     return text
 
 

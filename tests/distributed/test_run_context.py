@@ -30,3 +30,30 @@ def test_notes_travel_with_the_exception_and_are_printed_once():
     assert text.index('RuntimeError: planted') < text.index('kradar-eval --results /tmp/p.pkl')
     assert failfast.notes_text(ValueError('no notes')) == ''
     assert isinstance(notes, list) and len(notes) == 2   # the PEP 678 attribute on every Python
+
+
+def test_one_process_failure_shows_its_note_once():
+    """An uncaught failure of a guarded one-process evaluation: the note appears once on stderr, whether the
+    interpreter prints notes itself (>= 3.11) or the guard does."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    code = textwrap.dedent('''
+        from kradar_plugin.distributed.eval_support import fail_fast
+        from kradar_plugin.distributed.failfast import add_note
+
+        def evaluate():
+            try:
+                raise RuntimeError('planted')
+            except RuntimeError as exc:
+                add_note(exc, 'predictions saved in /tmp/p.pkl')
+                raise
+
+        fail_fast(evaluate, 'evaluation')()
+    ''')
+    proc = subprocess.run([sys.executable, '-c', code], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=120)
+    assert proc.returncode == 1 and 'RuntimeError: planted' in proc.stderr, proc.stderr
+    assert proc.stderr.count('predictions saved in /tmp/p.pkl') == 1, proc.stderr
