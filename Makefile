@@ -3,7 +3,7 @@ PY        ?= python3
 VENV      ?= .venv
 LIGHT     ?= .venv-light
 GPUS      ?= 2
-CORE_TESTS = tests/ops tests/evaluation tests/doctor tests/distributed tests/test_py37_syntax.py tests/test_import_light.py tests/test_settings.py tests/test_layers.py
+CORE_TESTS = tests/ops tests/evaluation tests/files tests/doctor tests/distributed tests/test_py37_syntax.py tests/test_import_light.py tests/test_settings.py tests/test_layers.py
 
 .PHONY: env env-light demo demo-tiny test test-full test-light bench doctor clean
 PROJECT    = examples/echofusion_project

@@ -1,4 +1,4 @@
-"""Console-script entry points of kradar_plugin (``kradar-eval``, ``kradar-doctor``).
+"""Console-script entry points of kradar_plugin (``kradar-eval``, ``kradar-doctor``, ``kradar-create-data``).
 
 ``import kradar_plugin`` registers the mmcv/mmdet/mmdet3d adapters (importing torch and mmcv), which a
 config's ``custom_imports`` needs and a command-line tool never does: it costs seconds and prints
@@ -8,6 +8,7 @@ frameworks through its own probes.
 
     python -m kradar_cli eval ...      # the same as kradar-eval ...
     python -m kradar_cli doctor ...    # the same as kradar-doctor ...
+    python -m kradar_cli create-data ...  # the same as kradar-create-data ...
 """
 import os
 import sys
@@ -31,9 +32,16 @@ def doctor_main(argv=None):
     return main(argv)
 
 
+def create_data_main(argv=None):
+    """``kradar-create-data``."""
+    _no_registration()
+    from kradar_plugin.files.create_data import main
+    return main(argv)
+
+
 if __name__ == '__main__':  # pragma: no cover
-    tools = {'eval': eval_main, 'doctor': doctor_main}
+    tools = {'eval': eval_main, 'doctor': doctor_main, 'create-data': create_data_main}
     if len(sys.argv) < 2 or sys.argv[1] not in tools:
-        sys.stderr.write('usage: python -m kradar_cli {eval|doctor} [arguments]\n')
+        sys.stderr.write('usage: python -m kradar_cli {eval|doctor|create-data} [arguments]\n')
         sys.exit(2)
     sys.exit(tools[sys.argv[1]](sys.argv[2:]))

@@ -24,6 +24,7 @@ setup(
     entry_points={'console_scripts': [
         'kradar-eval=kradar_cli:eval_main',
         'kradar-doctor=kradar_cli:doctor_main',
+        'kradar-create-data=kradar_cli:create_data_main',
     ]},
     zip_safe=False,
 )

@@ -19,7 +19,8 @@ def test_import_with_numpy_alone():
                     raise ImportError('blocked: ' + name)
         sys.meta_path.insert(0, Block())
         import kradar_plugin
-        from kradar_plugin import evaluation, ops
+        from kradar_plugin import evaluation, files, ops
+        from kradar_plugin.files import create_data, kitti_folders, relabel
         from kradar_plugin.ops import backend_choice as guard
         iou = kradar_plugin.rotate_iou_eval([[0, 0, 2, 2, 0]], [[1, 0, 2, 4, 0]])
         print(guard.select().name, round(float(iou[0, 0]), 12))

@@ -1,4 +1,4 @@
-"""The package's import graph, read from the source: the core (ops, evaluation, distributed) imports only
+"""The package's import graph, read from the source: the core (ops, evaluation, distributed, files) imports only
 the core and the foundation below it (settings, the pure version facts), also inside functions; the
 foundation imports nothing above itself; and no two modules import each other at module level, directly or
 through others."""
@@ -7,7 +7,7 @@ import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = os.path.join(ROOT, 'kradar_plugin')
-CORE = ('kradar_plugin.ops', 'kradar_plugin.evaluation', 'kradar_plugin.distributed')
+CORE = ('kradar_plugin.ops', 'kradar_plugin.evaluation', 'kradar_plugin.distributed', 'kradar_plugin.files')
 FOUNDATION = ('kradar_plugin.settings', 'kradar_plugin.compat.versions', 'kradar_plugin.compat.facts',
               'kradar_plugin.compat.nvidia_driver')
 

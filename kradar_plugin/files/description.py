@@ -1,0 +1,37 @@
+"""``<seq>/description.txt``: one line ``road,time,weather`` (no spaces). K-Radar's writer ends it without a
+newline, other copies with one: both read the same, the values stripped."""
+import collections
+
+from .errors import KRadarFileError
+from .text import lines_of
+
+ROADS = ('urban', 'highway', 'countryside', 'alleyway', 'parkinglots', 'shoulder', 'mountain', 'university')
+TIMES = ('day', 'night')
+WEATHERS = ('normal', 'overcast', 'fog', 'rain', 'sleet', 'lightsnow', 'heavysnow')
+
+Description = collections.namedtuple('Description', 'road_type capture_time climate')
+
+
+def read_description(path):
+    """The :class:`Description` in ``path`` (values outside K-Radar's lists are kept: they form groups of
+    their own; an empty value is an error naming the field)."""
+    lines = [line for line in lines_of(path, 'description file') if line.strip()]
+    if not lines:
+        raise KRadarFileError(path, 'empty description: expected "road,time,weather"', line=1)
+    parts = [p.strip() for p in lines[0].split(',')]
+    if len(parts) != 3:
+        raise KRadarFileError(path, 'expected "road,time,weather"', line=1, field='description',
+                              value=lines[0].strip())
+    for value, field, known in zip(parts, ('road', 'time', 'weather'), (ROADS, TIMES, WEATHERS)):
+        if not value:
+            raise KRadarFileError(path, 'expected one of {}'.format(', '.join(known)), line=1, field=field,
+                                  value=value)
+    return Description(*parts)
+
+
+def as_conditions(desc, sequence=None):
+    """The evaluator's condition row of a description (``sequence`` for bootstrap intervals)."""
+    row = {'road_type': desc.road_type, 'capture_time': desc.capture_time, 'climate': desc.climate}
+    if sequence is not None:
+        row['sequence'] = str(sequence)
+    return row

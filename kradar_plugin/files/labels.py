@@ -1,0 +1,178 @@
+"""One K-Radar label file, any version, as written (LiDAR os2-64 frame, yaw in degrees, half sizes).
+
+Line 1 is the header ``* idx(tesseract_os2-64_cam-front_os1-128_cam-lrr)=<rdr>_<ldr64>_<camf>_<ldr128>_<camr>,
+timestamp=<t>``; then one object a line, fields separated by ``,`` (mostly ``, ``):
+
+====== ====================================================== ======
+v1.0   ``*, id, prev_id, class, x, y, z, yaw, l/2, w/2, h/2``  11
+v1.1   ``*, avail, id, prev_id, class, x, y, z, yaw, l/2, w/2, h/2``  12
+v2.0   ``*, id, class, x, y, z, yaw, l/2, w/2, h/2``  10
+v2.1   ``*, avail, id, class, x, y, z, yaw, l/2, w/2, h/2``  11
+====== ====================================================== ======
+
+The version is an argument, checked against the content (v1.0 and v2.1 both have 11 fields; field 1 is an
+integer in v1.0 and ``R``/``L``/``L1`` in v2.1). Quirks of the real files handled as K-Radar's loader does:
+CRLF endings, ``#`` lines (BEV-only boxes, skipped by every loader), the v2.0 files whose header and first
+object share one line (split at the second ``*``), blank lines, frames without objects. Anything else is a
+:class:`KRadarFileError` naming file, line, field and value.
+"""
+import collections
+import math
+
+from .errors import KRadarFileError
+from .text import lines_of
+
+VERSIONS = ('v1.0', 'v1.1', 'v2.0', 'v2.1')
+#: field names per version, in file order
+FIELDS = {
+    'v1.0': ('marker', 'id', 'prev_id', 'class', 'x', 'y', 'z', 'yaw', 'l/2', 'w/2', 'h/2'),
+    'v1.1': ('marker', 'avail', 'id', 'prev_id', 'class', 'x', 'y', 'z', 'yaw', 'l/2', 'w/2', 'h/2'),
+    'v2.0': ('marker', 'id', 'class', 'x', 'y', 'z', 'yaw', 'l/2', 'w/2', 'h/2'),
+    'v2.1': ('marker', 'avail', 'id', 'class', 'x', 'y', 'z', 'yaw', 'l/2', 'w/2', 'h/2'),
+}
+#: K-Radar's visibility flags (v1.1, v2.1): R radar-visible, L LiDAR only, L1 a v2.0 box without a v1.1 match
+AVAIL = ('R', 'L', 'L1')
+#: the sensors of the header's index, in order
+SENSORS = ('rdr', 'ldr64', 'camf', 'ldr128', 'camr')
+
+LabelObject = collections.namedtuple('LabelObject', 'name avail id prev_id x y z yaw_deg half_l half_w half_h')
+LabelObject.__doc__ = ("One object as written: class ``name``, ``avail`` ('R' where the version has none), "
+                       "track ``id`` and ``prev_id`` (-1 where the version has none), centre (x, y, z) and "
+                       "yaw in degrees in the LiDAR frame, half sizes.")
+LabelFile = collections.namedtuple('LabelFile', 'path version indices timestamp objects')
+LabelFile.__doc__ = ("A parsed label file: ``indices`` {sensor: 5-digit index text} of the header, "
+                     "``timestamp`` text, ``objects`` a list of :class:`LabelObject`.")
+
+
+def normalize_version(version):
+    """'v2.0' from 'v2.0', 'v2_0', '2.0' or 'V2.0'; ValueError for anything else."""
+    text = str(version).strip().lower().replace('_', '.')
+    if not text.startswith('v'):
+        text = 'v' + text
+    if text not in VERSIONS:
+        raise ValueError('label version {!r}: K-Radar has {}'.format(version, ', '.join(VERSIONS)))
+    return text
+
+
+def read_label(path, version='v1.0'):
+    """The :class:`LabelFile` at ``path`` read as ``version``."""
+    version = normalize_version(version)
+    lines = lines_of(path, 'label file')
+    return parse_label(lines, version, path)
+
+
+def parse_label(lines, version, path='<label>'):
+    """:class:`LabelFile` of a label file's lines (see the module docstring)."""
+    while lines and not lines[-1].strip():
+        lines = lines[:-1]
+    if not lines:
+        raise KRadarFileError(path, 'empty label file: expected the header "* idx(...)=..., timestamp=..."',
+                              line=1)
+    header = lines[0].strip()
+    body = [(n + 2, line) for n, line in enumerate(lines[1:])]
+    if header.count('*') >= 2:      # v2.0 quirk: the header and the first object on one line
+        second = header.index('*', 1)
+        body.insert(0, (1, header[second:]))
+        header = header[:second].rstrip().rstrip(',').rstrip()
+    indices, timestamp = _header(header, path)
+    fields = FIELDS[version]
+    n_fields = len(fields)
+    parse = _PARSERS[version]
+    objects = []
+    for number, line in body:
+        text = line.strip()
+        if not text or text[0] == '#':
+            continue
+        parts = [p.strip() for p in text.split(',')]
+        if parts[0] != '*':
+            raise KRadarFileError(path, "an object line starts with '*' (or '#' for a BEV-only box)",
+                                  line=number, field='marker', value=parts[0])
+        if len(parts) != n_fields:
+            raise KRadarFileError(path, 'a {} object line has {} fields ({}), this one {}{}'.format(
+                version, n_fields, ', '.join(fields), len(parts), _version_hint(parts, version)), line=number)
+        objects.append(parse(parts, path, number))
+    return LabelFile(path, version, indices, timestamp, objects)
+
+
+def _header(header, path):
+    if not header.startswith('*') or '=' not in header:
+        raise KRadarFileError(path, 'expected the header "* idx(...)=<rdr>_<ldr64>_<camf>_<ldr128>_<camr>, '
+                                    'timestamp=<t>"', line=1, field='header', value=header[:80])
+    idx_part, _, rest = header.partition(',')
+    values = idx_part.split('=', 1)[1].strip().split('_')
+    if len(values) != len(SENSORS) or not all(v.isdigit() for v in values):
+        raise KRadarFileError(path, 'expected five sensor indices <rdr>_<ldr64>_<camf>_<ldr128>_<camr>', line=1,
+                              field='idx', value=idx_part.split('=', 1)[1].strip())
+    timestamp = rest.split('=', 1)[1].strip() if '=' in rest else ''
+    return dict(zip(SENSORS, values)), timestamp
+
+
+def _version_hint(parts, version):
+    guesses = [v for v, f in sorted(FIELDS.items()) if len(f) == len(parts) and v != version]
+    if not guesses:
+        return ''
+    return ' (written as {}? pass that label version)'.format(' or '.join(guesses))
+
+
+def _number(text, path, line, field):
+    try:
+        value = float(text)
+    except ValueError:
+        raise KRadarFileError(path, 'expected a number', line=line, field=field, value=text)
+    if not math.isfinite(value):
+        raise KRadarFileError(path, 'expected a finite number', line=line, field=field, value=text)
+    return value
+
+
+def _integer(text, path, line, field, version):
+    try:
+        return int(text)
+    except ValueError:
+        hint = ''
+        if text in AVAIL and version == 'v1.0':
+            hint = " (an avail flag: is this a v2.1 file? pass --label-version v2.1)"
+        raise KRadarFileError(path, 'expected an integer' + hint, line=line, field=field, value=text)
+
+
+def _avail(text, path, line, version):
+    if text not in AVAIL:
+        hint = ' (an integer: is this a v1.0 file? pass --label-version v1.0)' if text.lstrip('-').isdigit() \
+            and version == 'v2.1' else ''
+        raise KRadarFileError(path, 'expected one of R, L, L1{}'.format(hint), line=line, field='avail',
+                              value=text)
+    return text
+
+
+def _name(text, path, line):
+    if not text:
+        raise KRadarFileError(path, 'expected a class name', line=line, field='class', value=text)
+    return text
+
+
+def _geometry(parts, start, path, line, version):
+    names = FIELDS[version][start:start + 7]
+    return [_number(parts[start + k], path, line, names[k]) for k in range(7)]
+
+
+def _v1_0(parts, path, line):
+    return LabelObject(_name(parts[3], path, line), 'R', _integer(parts[1], path, line, 'id', 'v1.0'),
+                       _integer(parts[2], path, line, 'prev_id', 'v1.0'), *_geometry(parts, 4, path, line, 'v1.0'))
+
+
+def _v1_1(parts, path, line):
+    return LabelObject(_name(parts[4], path, line), _avail(parts[1], path, line, 'v1.1'),
+                       _integer(parts[2], path, line, 'id', 'v1.1'), _integer(parts[3], path, line, 'prev_id', 'v1.1'),
+                       *_geometry(parts, 5, path, line, 'v1.1'))
+
+
+def _v2_0(parts, path, line):
+    return LabelObject(_name(parts[2], path, line), 'R', _integer(parts[1], path, line, 'id', 'v2.0'), -1,
+                       *_geometry(parts, 3, path, line, 'v2.0'))
+
+
+def _v2_1(parts, path, line):
+    return LabelObject(_name(parts[3], path, line), _avail(parts[1], path, line, 'v2.1'),
+                       _integer(parts[2], path, line, 'id', 'v2.1'), -1, *_geometry(parts, 4, path, line, 'v2.1'))
+
+
+_PARSERS = {'v1.0': _v1_0, 'v1.1': _v1_1, 'v2.0': _v2_0, 'v2.1': _v2_1}
