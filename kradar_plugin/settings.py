@@ -33,6 +33,25 @@ TABLE = (
     Setting('KRADAR_PROBE_MODEL', 'flag', '0',
             'The preflight\'s one forward/backward that finds parameters without gradient (opt-in); '
             'overrides `runner.probe_model`.'),
+    Setting('KRADAR_EVAL_CHECKPOINTS', 'paths or globs', 'unset',
+            'Checkpoint sweep: evaluate each checkpoint (comma- or space-separated paths or globs, in epoch '
+            'order) in one eval-only launch; summary in `work_dir/sweep.json`. Overrides '
+            '`runner.eval_checkpoints`.'),
+    Setting('KRADAR_EVAL_WATCH', 'directory or glob', 'unset',
+            'Checkpoint sweep that watches a directory: each new complete `epoch_*.pth`/`iter_*.pth` is '
+            'evaluated once (a restarted watcher skips what `sweep.json` records); overrides `runner.eval_watch`.'),
+    Setting('KRADAR_EVAL_WATCH_IDLE', 'seconds', '3600',
+            'A watching sweep stops after this long without a new checkpoint; overrides '
+            '`runner.eval_watch_idle`.'),
+    Setting('KRADAR_EVAL_FINAL_EPOCH', 'positive int', 'unset',
+            'A watching sweep stops once the checkpoint of this epoch is evaluated; overrides '
+            '`runner.eval_final_epoch`.'),
+    Setting('KRADAR_EVAL_KEY', 'metric name[:min]', 'headline BEV AP of the first class',
+            'The metric that names the best checkpoint of a sweep (`:min` where lower is better); overrides '
+            '`runner.eval_key`.'),
+    Setting('KRADAR_SWEEP_STOP_ON_ERROR', 'flag', '0',
+            'End a checkpoint sweep at the first checkpoint that fails to load or to evaluate (default: record '
+            'the error and go on); overrides `runner.eval_stop_on_error`.'),
     Setting('KRADAR_IOU_BACKEND', 'cuda, numba or numpy', 'automatic',
             'Force one rotated-IoU backend; an explicit backend that cannot run raises instead of falling '
             'back.'),
@@ -44,6 +63,19 @@ TABLE = (
     Setting('KRADAR_EVAL_LOAD_WORKERS', 'auto, 0 or 1', 'auto',
             '`kradar-eval` reads its two pickles in forked worker processes: `auto` for files of 4 MiB and '
             'more on Linux with 2+ CPUs, `0` never, `1` always (Linux).'),
+    Setting('KRADAR_LOAD_MAX_FILE_MB', 'positive number', '1024',
+            'Files a user names (`kradar-eval` inputs, `evaluate_saved`, `load_kradar_infos`) larger than this '
+            'are refused; `--max-file-mb`.'),
+    Setting('KRADAR_LOAD_MAX_ARRAY_ELEMENTS', 'positive int', '20000000',
+            'Elements one array of such a file may hold; `--max-array-elements`.'),
+    Setting('KRADAR_LOAD_MAX_ELEMENTS', 'positive int', '50000000',
+            'Elements (array elements, container entries, 8-byte units of strings) such a file may hold in '
+            'all, every reference to a shared list or array counted; `--max-elements`.'),
+    Setting('KRADAR_LOAD_MEMORY_MB', 'positive number', '512',
+            'Address space the child process reading such a file may add (or 8x the file size when larger); '
+            '`--max-memory-mb`.'),
+    Setting('KRADAR_LOAD_SECONDS', 'positive number', '20',
+            'Seconds the child process reading such a file may take; `--max-load-seconds`.'),
     Setting('KRADAR_PLUGIN_REGISTER', '1, 0 or now', '1',
             'Registration of the framework components: `1` at the first framework import (or at once when a '
             'framework is loaded or a KRADAR_EVAL_* switch is set), `now` at `import kradar_plugin`, `0` '
@@ -55,7 +87,8 @@ TABLE = (
 SETTINGS = collections.OrderedDict((s.name, s) for s in TABLE)
 # the variables that ask the runner adapters for the eval-only switch (registration becomes immediate)
 SWITCHES = ('KRADAR_EVAL_ONLY', 'KRADAR_EVAL_FIRST', 'KRADAR_EVAL_SAMPLES', 'KRADAR_MIN_LOADED',
-            'KRADAR_PREFLIGHT', 'KRADAR_PROBE_MODEL')
+            'KRADAR_PREFLIGHT', 'KRADAR_PROBE_MODEL', 'KRADAR_EVAL_CHECKPOINTS', 'KRADAR_EVAL_WATCH',
+            'KRADAR_EVAL_WATCH_IDLE', 'KRADAR_EVAL_FINAL_EPOCH', 'KRADAR_EVAL_KEY', 'KRADAR_SWEEP_STOP_ON_ERROR')
 
 
 def _environ(environ):
@@ -104,6 +137,19 @@ def positive_int(name, environ=None):
     if number <= 0:
         raise ValueError('{}={!r}: expected a positive integer'.format(name, value))
     return number
+
+
+def number(name, environ=None):
+    """A positive number (int when integral): the variable's value, else the table's default; ValueError
+    naming the variable for anything else."""
+    value = raw(name, environ) or SETTINGS[name].default
+    try:
+        number = float(value)
+    except ValueError:
+        number = 0.0
+    if not number > 0 or number != number or number == float('inf'):
+        raise ValueError('{}={!r}: expected a positive number'.format(name, value))
+    return int(number) if number == int(number) else number
 
 
 def markdown():

@@ -3,11 +3,16 @@ the kradar_plugin switches.
 
     python tools/train.py CONFIG [--eval-only | --eval-first] [--eval-samples N] [mmdet3d/mmdet options]
     tools/dist_train.sh CONFIG GPUS [same options]
+    tools/dist_train.sh CONFIG GPUS --eval-only --checkpoints 'work_dirs/x/epoch_*.pth' [--eval-key KEY]
+    tools/dist_train.sh CONFIG GPUS --eval-only --watch work_dirs/x [--watch-idle S] [--watch-final-epoch N]
 
 Uses ``mmdet3d.apis.train_model`` when mmdet3d is importable, ``mmdet.apis.train_detector`` otherwise.
 ``--eval-only`` evaluates the (loaded) model once through the real training job -- runner, hooks, DDP,
 data pipeline, distributed result collection -- and trains nothing; ``--eval-first`` evaluates once and
-then trains; ``--eval-samples N`` restricts every evaluation to the first N validation samples.
+then trains; ``--eval-samples N`` restricts every evaluation to the first N validation samples;
+``--checkpoints``/``--watch`` evaluate several checkpoints in one launch (a sweep: runner, model, DDP and
+loaders built once; ``work_dir/sweep.json`` and ``sweep_ap.png`` at the end; exit code 0 only if every
+checkpoint succeeded).
 Runs on CPU too (gloo backend for multi-process runs). ``main`` is wrapped with torchelastic's ``record``
 so that a crash shows the real traceback, with its rank, in the launcher's summary.
 """
@@ -46,7 +51,7 @@ from torch.distributed.elastic.multiprocessing.errors import record
 
 import kradar_plugin  # noqa: E402,F401  (registers the dataset, models, runner switch; CPU support)
 from kradar_plugin.adapters.mmcv1 import EvalOnlyRunnerConstructor, normalize_dist_params  # noqa: E402
-from kradar_plugin.distributed import eval_mode  # noqa: E402
+from kradar_plugin.distributed import eval_mode, sweep_plan  # noqa: E402
 from kradar_plugin.distributed.failfast import wait_if_peer_failure  # noqa: E402
 
 try:
@@ -106,6 +111,7 @@ def parse_args(argv=None):
     parser.add_argument('--autoscale-lr', action='store_true',
                         help='automatically scale lr with the number of gpus')
     eval_mode.add_arguments(parser)
+    sweep_plan.add_arguments(parser)
     parser.add_argument('--no-doctor', action='store_true',
                         help='skip the environment quick checks at start')
     args = parser.parse_args(argv)
@@ -118,6 +124,12 @@ def parse_args(argv=None):
         args.cfg_options = args.options
     if args.no_validate and (args.eval_only or args.eval_first or args.eval_samples):
         parser.error('--eval-only/--eval-first/--eval-samples need validation: drop --no-validate')
+    if args.checkpoints and args.watch:
+        parser.error('--checkpoints and --watch are exclusive')
+    if (args.checkpoints or args.watch) and (args.eval_first or args.no_validate):
+        parser.error('--checkpoints/--watch sweep in eval-only mode: drop --eval-first/--no-validate')
+    if args.checkpoints or args.watch:
+        args.eval_only = True
     if args.eval_samples is not None and args.eval_samples <= 0:
         parser.error('--eval-samples must be a positive integer, got {}'.format(args.eval_samples))
     return args
@@ -148,6 +160,11 @@ def apply_eval_switch(cfg, args):
         runner['eval_mode'] = 'first'
     if args.eval_samples is not None:
         runner['eval_samples'] = args.eval_samples
+    sweep = sweep_plan.config_from_args(args)
+    if sweep:
+        runner.update(sweep)
+        if cfg.get('load_from'):  # each checkpoint of the sweep is loaded in turn
+            cfg.load_from = None
 
 
 def doctor_quick_checks(args):

@@ -50,11 +50,12 @@ def check_samples(samples, source='eval_samples'):
 
 def env_requests_switch(environ=None):
     """True when the environment asks for eval-only, eval-first, an evaluation subset, a checkpoint
-    threshold, the preflight or the model probe."""
+    threshold, the preflight, the model probe or a checkpoint sweep."""
     environ = os.environ if environ is None else environ
     return bool(_env_flag(environ, ENV_ONLY) or _env_flag(environ, ENV_FIRST)
                 or settings.raw(ENV_SAMPLES, environ) or settings.raw(ENV_MIN_LOADED, environ)
-                or _env_flag(environ, ENV_PREFLIGHT) or _env_flag(environ, ENV_PROBE_MODEL))
+                or _env_flag(environ, ENV_PREFLIGHT) or _env_flag(environ, ENV_PROBE_MODEL)
+                or settings.raw('KRADAR_EVAL_CHECKPOINTS', environ) or settings.raw('KRADAR_EVAL_WATCH', environ))
 
 
 def check_flag(value, source):

@@ -14,7 +14,9 @@ Fields (None / empty until a component records them):
 - ``checkpoint_report`` / ``checkpoint_ema``: the checked loading's report and the checkpoint's EMA entries;
 - ``data_loaders``: the loaders ``runner.run`` received (the preflight checks the training loaders);
 - ``saved_results``: the pickle the evaluation guard wrote just before the dataset's / metric's evaluation
-  (a dataset or metric that would pickle the same results first reuses it; :meth:`take_saved_results`).
+  (a dataset or metric that would pickle the same results first reuses it; :meth:`take_saved_results`);
+- ``results_tag``: the name the evaluation guard gives the next saved results (``results_<tag>.pkl``) instead
+  of ``epoch_<E>``/``iter_<I>``: a checkpoint sweep sets it to the checkpoint's stem.
 """
 
 
@@ -29,6 +31,7 @@ class RunContext(object):
         self.checkpoint_ema = {}
         self.data_loaders = None
         self.saved_results = None
+        self.results_tag = None
 
     def take_saved_results(self):
         """The pickle saved for the evaluation running now, once (None afterwards or without a guard)."""

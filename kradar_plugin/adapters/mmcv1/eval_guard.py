@@ -91,10 +91,10 @@ def guard_eval_hook(hook):
     def guarded_evaluate(runner, results):
         dataset = hook.dataloader.dataset
         check_result_count(len(results), len(dataset))
-        path = save_results(results, runner, results_tag(runner, hook.by_epoch))
+        context = run_context.current()
+        path = save_results(results, runner, context.results_tag or results_tag(runner, hook.by_epoch))
         hook.last_results_file = path
         runner.logger.info('%d predictions saved to %s before dataset.evaluate', len(results), path)
-        context = run_context.current()
         context.saved_results = path  # a dataset that pickles its input first reuses this file
         try:
             return evaluate(runner, results)

@@ -15,6 +15,10 @@ Before a pre-training evaluation (and in every mode with ``preflight=True``) the
 checked on the job's own loaders (``preflight``); the evaluation uses the checkpoint's EMA weights the way
 the evaluation after an epoch would (``ema``); without any checkpoint one line says that the initial
 weights are evaluated.
+
+With a checkpoint sweep (``sweep``: a :class:`~kradar_plugin.distributed.sweep_plan.SweepRequest`, eval-only
+only) the one evaluation becomes one per checkpoint, in epoch order (``sweep``); ``after_run`` then ends
+the process with a non-zero exit code unless every checkpoint succeeded.
 """
 from mmcv.runner import HOOKS, EvalHook, Hook, LoggerHook
 
@@ -29,10 +33,16 @@ from .subset import subset_eval_hook
 class EvalOnlyHook(Hook):
     """Evaluate once before training; ``mode``: 'only' | 'first' | 'off'; ``eval_samples``: first N;
     ``preflight``: 'auto' (before a pre-training evaluation) | True | False; ``probe_model``: the preflight
-    also runs one forward/backward to find parameters without gradient."""
+    also runs one forward/backward to find parameters without gradient; ``sweep``: a checkpoint sweep's
+    request (eval-only)."""
 
-    def __init__(self, mode='only', eval_samples=None, guard=True, preflight='auto', probe_model=False):
+    def __init__(self, mode='only', eval_samples=None, guard=True, preflight='auto', probe_model=False,
+                 sweep=None):
         self.mode = check_mode(mode)
+        self.sweep = sweep if sweep is not None and sweep.active else None
+        if self.sweep is not None and self.mode != 'only':
+            raise ValueError('a checkpoint sweep is eval-only: eval_mode={!r} cannot sweep'.format(self.mode))
+        self.sweep_result = None
         self.eval_samples = check_samples(eval_samples)
         self.guard = guard
         if not (isinstance(preflight, str) and preflight == 'auto'):
@@ -71,6 +81,12 @@ class EvalOnlyHook(Hook):
                 guard_eval_hook(hook)
         if self.mode == 'off':
             return
+        if self.sweep is not None:
+            from .sweep import run_sweep
+            self.sweep_result = run_sweep(self, runner, hooks, self.sweep)
+            self.evaluated += len(self.sweep_result.record.entries)
+            self.stop_training(runner)
+            return
         context = run_context.current()
         if context.checked_loading and context.checkpoint_report is None:
             runner.logger.info('kradar_plugin eval-%s: no checkpoint loaded (load_from/resume_from not set): '
@@ -82,8 +98,16 @@ class EvalOnlyHook(Hook):
         if self.mode == 'only':
             self.stop_training(runner)
 
+    def after_run(self, runner):
+        """A sweep with a failed checkpoint ends the process with a non-zero exit code (every rank)."""
+        if self.sweep_result is not None:
+            message = self.sweep_result.exit_message()
+            if message:
+                raise SystemExit(message if self.sweep_result.rank == 0 else 1)
+
     def evaluate_now(self, runner, hook):
-        """One evaluation through the hook's own ``_do_evaluate``, logged by the logger hooks."""
+        """One evaluation through the hook's own ``_do_evaluate``, logged by the logger hooks; returns the
+        metrics it logged (rank 0; {} elsewhere)."""
         saved = (hook.interval, hook.start, hook.save_best, runner.mode,
                  getattr(runner, 'data_loader', None))
         hook.interval, hook.start, hook.save_best = 1, None, None
@@ -94,10 +118,13 @@ class EvalOnlyHook(Hook):
         try:
             with checkpoint_ema_weights(runner):
                 hook._do_evaluate(runner)
+            metrics = dict((k, v) for k, v in runner.log_buffer.output.items()
+                           if k != 'eval_iter_num') if runner.log_buffer.ready else {}
             self.log_metrics(runner)
         finally:
             (hook.interval, hook.start, hook.save_best, runner.mode, runner.data_loader) = saved
         self.evaluated += 1
+        return metrics
 
     @staticmethod
     def log_metrics(runner):

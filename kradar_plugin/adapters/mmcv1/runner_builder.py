@@ -10,17 +10,21 @@ elements a ``load_from``/``resume_from`` checkpoint must provide, default 0.9, 0
 ``preflight`` ('auto': the distributed-pitfall checks before a pre-training evaluation; True/False) and
 ``probe_model`` (also one forward/backward to find parameters without gradient; default False).
 ``KRADAR_EVAL_ONLY``/``KRADAR_EVAL_FIRST``/``KRADAR_EVAL_SAMPLES``/``KRADAR_MIN_LOADED``/
-``KRADAR_PREFLIGHT``/``KRADAR_PROBE_MODEL`` override them.
+``KRADAR_PREFLIGHT``/``KRADAR_PROBE_MODEL`` override them. The checkpoint sweep's keys
+(``eval_checkpoints``, ``eval_watch``, ``eval_watch_idle``, ``eval_watch_poll``, ``eval_final_epoch``,
+``eval_key``, ``eval_stop_on_error``; ``KRADAR_EVAL_CHECKPOINTS`` ... override them, see
+``kradar_plugin.distributed.sweep_plan``) are removed too; a sweep makes the mode eval-only.
 """
 from mmcv.runner.builder import RUNNER_BUILDERS
 from mmcv.runner.default_constructor import DefaultRunnerConstructor
 
-from kradar_plugin.distributed import eval_mode, run_context
+from kradar_plugin.distributed import eval_mode, run_context, sweep_plan
 from .checkpoint_loading import install_checked_loading
 from kradar_plugin.distributed.checkpoint_report import resolve_min_loaded
 from .eval_only_hook import EvalOnlyHook
 
-OWN_KEYS = ('eval_mode', 'eval_samples', 'base_constructor', 'min_loaded', 'preflight', 'probe_model')
+OWN_KEYS = ('eval_mode', 'eval_samples', 'base_constructor', 'min_loaded', 'preflight',
+            'probe_model') + sweep_plan.CONFIG_KEYS
 
 
 @RUNNER_BUILDERS.register_module()
@@ -40,6 +44,11 @@ class EvalOnlyRunnerConstructor(object):
         self.min_loaded = resolve_min_loaded(runner_cfg.pop('min_loaded', None))
         self.preflight, self.probe_model = eval_mode.resolve_preflight(runner_cfg.pop('preflight', 'auto'),
                                                                        runner_cfg.pop('probe_model', False))
+        self.sweep = sweep_plan.request_from(sweep_plan.pop_config(runner_cfg))
+        if self.sweep.active:
+            if self.mode == 'first':
+                raise ValueError('a checkpoint sweep is eval-only: it cannot run with eval_mode=first')
+            self.mode = 'only'
         self.runner_cfg = runner_cfg
         self.default_args = default_args
 
@@ -58,10 +67,12 @@ class EvalOnlyRunnerConstructor(object):
         _record_checkpoint_meta(runner, context)
         _record_data_loaders(runner, context)
         runner.register_hook(EvalOnlyHook(self.mode, self.eval_samples, preflight=self.preflight,
-                                          probe_model=self.probe_model), priority='LOWEST')
+                                          probe_model=self.probe_model, sweep=self.sweep), priority='LOWEST')
         if self.mode != 'off' or self.eval_samples is not None:
-            runner.logger.info('kradar_plugin: eval_mode=%s, eval_samples=%s', self.mode,
-                               self.eval_samples if self.eval_samples is not None else 'all')
+            runner.logger.info('kradar_plugin: eval_mode=%s, eval_samples=%s%s', self.mode,
+                               self.eval_samples if self.eval_samples is not None else 'all',
+                               ', sweep: {}'.format(self.sweep.checkpoints or 'watch ' + self.sweep.watch)
+                               if self.sweep.active else '')
         return runner
 
 
