@@ -158,6 +158,9 @@ class KRadarEvalMixin(object):
             parts += ['--benchmark', str(kwargs['benchmark'])]
         if kwargs.get('score_threshold') is not None:
             parts += ['--score-threshold', '{!r}'.format(float(kwargs['score_threshold']))]
+        from kradar_plugin.evaluation.evaluator import relabel_options
+        parts += relabel_options(kwargs.get('kradar_root'), kwargs.get('label_version'), kwargs.get('labels_dir'),
+                                 kwargs.get('only_r'))
         return ' '.join(parts)
 
     def _kradar_evaluate(self, results, protocol, logger, kwargs):

@@ -24,6 +24,9 @@ def _parser():
     p.add_argument('--dt-annos', help='pickle: list of per-frame detection dicts (same layout + score)')
     p.add_argument('--infos', help='EchoFusion info pickle (e.g. kradar_infos_val.pkl)')
     p.add_argument('--results', help='pickle of per-frame model results (as saved by KRadarDataset.evaluate)')
+    p.add_argument('--kitti-dir', help="K-Radar's own prediction folder: a <conf> folder of its pipeline's "
+                                       "test_kitti/<epoch>/ output (val.txt + pred/gt/desc, or all/ + "
+                                       "preds/gts/desc); conditions from desc/")
     p.add_argument('--classes', nargs='+', default=None,
                    help="classes to evaluate (default: Sedan; the benchmark's with --benchmark)")
     p.add_argument('--protocol', default='legacy', choices=list(PROTOCOL_NAMES) + ['all'])
@@ -62,6 +65,17 @@ def _parser():
     g.add_argument('--seed', type=int, default=0, help='bootstrap seed (same seed, same intervals)')
     g.add_argument('--compare-dt-annos', help='a second model (B) on the same frames: adds delta = B - A')
     g.add_argument('--compare-results', help='--infos mode: a second model\'s results (B): adds delta = B - A')
+    k = p.add_argument_group("K-Radar's own labels (--infos/--results: score a run against another label version)")
+    k.add_argument('--kradar-root', nargs='+', metavar='ROOT',
+                   help='dataset root(s) holding the sequence folders: GT and conditions are read from K-Radar\'s '
+                        'label files of --label-version for the frames of --infos (joined by annos[\'label_file\'])')
+    k.add_argument('--label-version', help='v1.0 (info_label), v1.1, v2.0 or v2.1 (the revised labels; the v2.0 '
+                                           'benchmark is defined on v2.0)')
+    k.add_argument('--labels-dir', help="the revised labels: K-Radar's tools/revise_label/kradar_revised_label_"
+                                        "v*_*.zip unzipped (its folder or inner folder)")
+    k.add_argument('--only-r', action='store_true', help="K-Radar's onlyR: radar-visible GT (avail R) only")
+    from .load_options import add_arguments
+    add_arguments(p)
     p.add_argument('--trust-pickle', action='store_true',
                    help='read pickles with the plain unpickler (by default only numpy arrays/scalars, builtin '
                         'containers, strings and numbers are admitted: loading a pickle can run code)')
@@ -89,22 +103,35 @@ def _evaluations(args):
     names = list(PROTOCOL_NAMES) if args.protocol == 'all' else [args.protocol]
     annos_mode = args.gt_annos or args.dt_annos
     infos_mode = args.infos or args.results
-    if bool(annos_mode) == bool(infos_mode) or (annos_mode and not (args.gt_annos and args.dt_annos)) or (
-            infos_mode and not (args.infos and args.results)):
-        raise ValueError('give either --gt-annos and --dt-annos, or --infos and --results')
+    if sum(bool(m) for m in (annos_mode, infos_mode, args.kitti_dir)) != 1 or (
+            annos_mode and not (args.gt_annos and args.dt_annos)) or (infos_mode and not (args.infos and args.results)):
+        raise ValueError('give either --gt-annos and --dt-annos, or --infos and --results, or --kitti-dir')
+    if (args.kradar_root or args.label_version or args.labels_dir or args.only_r) and not infos_mode:
+        raise ValueError('--kradar-root/--label-version/--labels-dir/--only-r go with --infos/--results')
+    if (args.label_version or args.labels_dir or args.only_r) and not args.kradar_root:
+        raise ValueError('--label-version/--labels-dir/--only-r need --kradar-root (the dataset root with the '
+                         'sequence folders)')
+    if args.kitti_dir and (args.compare_dt_annos or args.compare_results):
+        raise ValueError('--compare-dt-annos/--compare-results go with --gt-annos or --infos, not --kitti-dir')
     if args.compare_results and not infos_mode or args.compare_dt_annos and not annos_mode:
         raise ValueError('--compare-dt-annos goes with --gt-annos/--dt-annos, --compare-results with '
                          '--infos/--results')
     if args.bootstrap < 0:
         raise ValueError('--bootstrap must be >= 0, got {}'.format(args.bootstrap))
+    if args.kitti_dir:
+        return _evaluate_kitti(args, names, overrides, make_bar)
     if not annos_mode:
         return _evaluate_results(args, names, overrides, make_bar)
+    _warn_label_version(args.benchmark, [None])
     fields = fields_read(names, args.iou_mode, args.eval_types, **overrides)
+    from .load_options import limits
     gt, dt = read_checked(args.gt_annos, args.dt_annos, fields, meanwhile=lambda: warm_up(
-        names, args.iou_mode, args.eval_types, **overrides), trusted=args.trust_pickle)
+        names, args.iou_mode, args.eval_types, **overrides), trusted=args.trust_pickle, limits=limits(args),
+        export=args.export)
     other = None
     if args.compare_dt_annos:
-        other = read_checked(args.gt_annos, args.compare_dt_annos, fields, trusted=args.trust_pickle)[1]
+        other = read_checked(args.gt_annos, args.compare_dt_annos, fields, trusted=args.trust_pickle,
+                             limits=limits(args), export=args.export, what=('--gt-annos', '--compare-dt-annos'))[1]
     if args.benchmark:
         region = overrides['pcd_limit_range']
         gt, dt = in_region(gt, region), in_region(dt, region)
@@ -112,8 +139,52 @@ def _evaluations(args):
     conditions = None
     if args.conditions:
         from . import conditions as cond
-        conditions = cond.load(args.conditions, len(gt), trusted=args.trust_pickle)
+        conditions = cond.load(args.conditions, len(gt), trusted=args.trust_pickle, limits=limits(args))
     return _evaluate_sides(args, names, overrides, [(gt, dt, other, conditions)], make_bar, frame_rule=True)
+
+
+def _warn_label_version(benchmark, versions):
+    """One ``kradar-eval: warning:`` line when the benchmark needs other labels (``label_versions``)."""
+    from .label_versions import benchmark_label_warning
+    message = benchmark_label_warning(benchmark, versions)
+    if message:
+        sys.stderr.write('kradar-eval: warning: {}\n'.format(message))
+
+
+def _evaluate_kitti(args, names, overrides, make_bar):
+    """--kitti-dir: K-Radar's prediction folder read into columns (frames paired by file name), conditions
+    from its desc/ files, then evaluated as annotation pickles are (frames without GT dropped)."""
+    from kradar_plugin.files.kitti_folders import read_folder
+    from .kradar_eval import fields_read
+    from .subset import in_region
+    from .validation import check_columns
+    folder = read_folder(args.kitti_dir)
+    fields = fields_read(names, args.iou_mode, args.eval_types, **overrides)
+    gt = check_columns('gt_annos', folder.gt[0], folder.gt[1], fields)
+    dt = check_columns('dt_annos', folder.dt[0], folder.dt[1], fields)
+    if args.benchmark:
+        gt, dt = in_region(gt, overrides['pcd_limit_range']), in_region(dt, overrides['pcd_limit_range'])
+    _warn_label_version(args.benchmark, [None])
+    conditions = folder.conditions
+    if args.conditions:
+        from . import conditions as cond
+        conditions = cond.load(args.conditions, gt.n_frames, trusted=args.trust_pickle)
+    elif args.bootstrap:
+        sys.stderr.write('kradar-eval: note: K-Radar\'s prediction folders name no sequence: --bootstrap resamples '
+                         'frames, not sequences (give --conditions with a sequence per frame for sequence '
+                         'intervals)\n')
+    return _evaluate_sides(args, names, overrides, [(gt, dt, None, conditions)], make_bar, frame_rule=True)
+
+
+def _relabel(args):
+    """``infos -> infos`` with --kradar-root's labels of --label-version, or None without --kradar-root."""
+    if not args.kradar_root:
+        return None
+    from kradar_plugin.files.labels import normalize_version
+    from kradar_plugin.files.relabel import relabel_infos
+    from kradar_plugin.files.tree import KRadarTree
+    tree = KRadarTree(args.kradar_root, normalize_version(args.label_version or 'v1.0'), args.labels_dir)
+    return lambda infos: relabel_infos(infos, tree, only_r=args.only_r)
 
 
 def _evaluator(args, names, overrides):
@@ -138,7 +209,7 @@ def _evaluate_results(args, names, overrides, make_bar):
     from kradar_plugin.evaluation.inputs.box_convention import resolve_box_convention
     from kradar_plugin.evaluation.inputs.kradar_columns import Converted, gather_infos, gather_result_frames, info_list
     from .kradar_eval import fields_read, warm_up
-    from .loading import load_pickle, read_pair
+    from .loading import read_pair
     from . import conditions as cond
     classes = tuple(args.classes)
     convention = resolve_box_convention(args.box_convention)
@@ -146,24 +217,43 @@ def _evaluate_results(args, names, overrides, make_bar):
     protos = evaluator.protocols
     grouped = _grouped_mode(args)
 
-    def gather(infos):
-        infos = info_list(infos)
-        rows = cond.from_infos(infos) if grouped and not args.conditions else None
-        return gather_infos(infos), rows
+    relabel = _relabel(args)
 
-    (gt, rows), dt = read_pair((('--infos', args.infos, gather),
-                                ('--results', args.results, lambda results: gather_result_frames(list(results),
-                                                                                                classes))),
-                               meanwhile=lambda: warm_up(protos, args.iou_mode, args.eval_types),
-                               trusted=args.trust_pickle)
+    def gather(infos):
+        from .label_versions import label_versions
+        infos = info_list(infos)
+        if relabel is not None:
+            infos = relabel(infos)
+        rows = cond.from_infos(infos) if grouped and not args.conditions else None
+        return (gather_infos(infos), rows), label_versions(infos)
+
+    from .inputs.npz_layout import result_frames
+    from .load_options import exporting, limits
+
+    def results_of(option, path):
+        return exporting(lambda results: result_frames(results, classes, gather_result_frames), args.export,
+                         option, path, 'results')
+
+    ((gt, rows), versions), dt = read_pair((('--infos', args.infos, gather),
+                                            ('--results', args.results, results_of('--results', args.results))),
+                                           meanwhile=lambda: warm_up(protos, args.iou_mode, args.eval_types),
+                                           trusted=args.trust_pickle, limits=limits(args))
+    _warn_label_version(args.benchmark, versions)
     if args.conditions:
-        rows = cond.load(args.conditions, gt.n_frames, trusted=args.trust_pickle)
+        rows = cond.load(args.conditions, gt.n_frames, trusted=args.trust_pickle, limits=limits(args))
+    if gt.n_frames != dt.n_frames:
+        raise ValueError('--infos {!r} / --results {!r}: {} results for {} infos: results must align with the info '
+                         'list frame by frame'.format(args.infos, args.results, dt.n_frames, gt.n_frames))
     converted = Converted(gt, dt, classes, convention, args.dt_z_is_bottom)
     other = None
     if args.compare_results:
-        other = Converted(gt, gather_result_frames(list(load_pickle(args.compare_results, '--compare-results',
-                                                                    args.trust_pickle)), classes),
-                          classes, convention, args.dt_z_is_bottom)
+        b = read_pair((('--compare-results', args.compare_results,
+                        results_of('--compare-results', args.compare_results)),), trusted=args.trust_pickle,
+                      limits=limits(args))[0]
+        if b.n_frames != gt.n_frames:
+            raise ValueError('--compare-results {!r}: {} results for {} infos'.format(
+                args.compare_results, b.n_frames, gt.n_frames))
+        other = Converted(gt, b, classes, convention, args.dt_z_is_bottom)
     fields = fields_read(protos, args.iou_mode, args.eval_types)
     inputs = []
     for proto in protos:
@@ -184,7 +274,11 @@ def main(argv=None):
                 raise ValueError('--plot-dir needs matplotlib (pip install matplotlib)')
         evaluations, grouped = _evaluations(args)
     except ValueError as exc:
-        sys.stderr.write('kradar-eval: error: {}\n'.format(exc))
+        sys.stderr.write('kradar-eval: error: {}\n'.format(' '.join(str(exc).split())))
+        return 2
+    except (MemoryError, RecursionError, Exception) as exc:  # noqa: BLE001 - one line, never a traceback
+        sys.stderr.write('kradar-eval: error: {}: {} (unexpected; please report it with the command line)\n'.format(
+            type(exc).__name__, ' '.join(str(exc).split())[:500]))
         return 2
     if len(evaluations) == 1 or args.full:   # a single protocol: its own table, as the dataset logs it
         for ev in evaluations:

@@ -30,13 +30,18 @@ class KRadarEvaluator(object):
     no groups); ``grouped`` (None: groups when conditions, a comparison, a bootstrap or a score threshold
     ask for them; True: always, ``total`` at least); ``bootstrap`` / ``seed`` (intervals resampling
     sequences); ``box_convention`` /
-    ``dt_z_is_bottom`` (how result boxes are read, ``kradar_plugin.evaluation.inputs.box_convention``); other
-    keywords: protocol settings (``distance_edges=...``).
+    ``dt_z_is_bottom`` (how result boxes are read, ``kradar_plugin.evaluation.inputs.box_convention``);
+    ``kradar_root`` (dataset root(s)) with ``label_version`` / ``labels_dir`` / ``only_r``: the GT and
+    conditions are read from K-Radar's label files of that version for the infos' frames (joined by
+    ``annos['label_file']``, ``kradar_plugin.files.relabel``); other keywords: protocol settings
+    (``distance_edges=...``). ``benchmark='v2'`` on labels not recorded as v2.0/v2.1 warns once
+    (``label_versions``).
     """
 
     def __init__(self, classes, protocol='legacy', eval_types=DEFAULT_EVAL_TYPES, iou_mode='all', benchmark=None,
                  pcd_limit_range=None, azi_limit_range=None, score_threshold=None, conditions='auto', bootstrap=0,
-                 seed=0, box_convention=None, dt_z_is_bottom=False, grouped=None, **protocol_overrides):
+                 seed=0, box_convention=None, dt_z_is_bottom=False, grouped=None, kradar_root=None,
+                 label_version=None, labels_dir=None, only_r=False, **protocol_overrides):
         if benchmark is not None and benchmark not in BENCHMARKS:
             raise ValueError('benchmark={!r}: K-Radar benchmarks are {}'.format(benchmark, sorted(BENCHMARKS)))
         if int(bootstrap) < 0:
@@ -55,6 +60,14 @@ class KRadarEvaluator(object):
         self.box_convention = box_convention
         self.dt_z_is_bottom = bool(dt_z_is_bottom)
         self.grouped = grouped
+        if (label_version or labels_dir or only_r) and not kradar_root:
+            raise ValueError('label_version/labels_dir/only_r need kradar_root (the dataset root with the '
+                             'sequence folders)')
+        self.kradar_root = [kradar_root] if isinstance(kradar_root, str) else (
+            list(kradar_root) if kradar_root else None)
+        self.label_version = label_version
+        self.labels_dir = labels_dir
+        self.only_r = bool(only_r)
         self.protocol_overrides = dict(protocol_overrides)
         self.protocols = [self._build(p) for p in (protocol if isinstance(protocol, (list, tuple)) else [protocol])]
         self.evaluations = []
@@ -95,9 +108,10 @@ class KRadarEvaluator(object):
                                                            gather_result_frames)
         check_frame_counts(len(self._infos), len(self._results))
         classes = tuple(self.classes)
-        conv = Converted(gather_infos(self._infos), gather_result_frames(self._results, classes), classes,
+        infos = self.gt_infos(self._infos)
+        conv = Converted(gather_infos(infos), gather_result_frames(self._results, classes), classes,
                          resolve_box_convention(self.box_convention), self.dt_z_is_bottom)
-        rows = self.condition_rows(self._infos)
+        rows = self.condition_rows(infos)
         fields = fields_read(self.protocols, 'all', self.eval_types)
         inputs = []
         for proto in self.protocols:
@@ -105,6 +119,23 @@ class KRadarEvaluator(object):
             inputs.append((gt, dt, None, [rows[i] for i in kept] if rows is not None else None))
         self.evaluate_sides(inputs, frame_rule=False)
         return dict(self.evaluations[0].ap_dict)
+
+    def gt_infos(self, infos):
+        """``infos`` with the GT this evaluator scores against: relabelled from ``kradar_root`` when given;
+        warns once when the benchmark is defined on other labels than the infos record."""
+        import warnings
+        from .label_versions import benchmark_label_warning, label_versions
+        if self.kradar_root:
+            from kradar_plugin.files.labels import normalize_version
+            from kradar_plugin.files.relabel import relabel_infos
+            from kradar_plugin.files.tree import KRadarTree
+            tree = KRadarTree(self.kradar_root, normalize_version(self.label_version or 'v1.0'), self.labels_dir)
+            infos = relabel_infos(infos, tree, only_r=self.only_r, what='the dataset\'s infos')
+        message = benchmark_label_warning(self.benchmark, label_versions(infos))
+        if message:
+            from .label_versions import LabelVersionWarning
+            warnings.warn(message, LabelVersionWarning)
+        return infos
 
     # ---- the step below: converted sides ----
     def condition_rows(self, infos):
@@ -188,6 +219,8 @@ class KRadarEvaluator(object):
                 'conditions': self.conditions if isinstance(self.conditions, str) else None,
                 'bootstrap': self.bootstrap, 'seed': self.seed, 'box_convention': self.box_convention,
                 'dt_z_is_bottom': self.dt_z_is_bottom, 'grouped': self.grouped,
+                'kradar_root': self.kradar_root, 'label_version': self.label_version,
+                'labels_dir': self.labels_dir, 'only_r': self.only_r,
                 'protocol_overrides': dict(self.protocol_overrides)}
 
     @classmethod
@@ -224,4 +257,19 @@ class KRadarEvaluator(object):
         parts.append("--box-convention='{}'".format(resolve_box_convention(self.box_convention)))
         if self.dt_z_is_bottom:
             parts.append('--dt-z-is-bottom')
+        parts += relabel_options(self.kradar_root, self.label_version, self.labels_dir, self.only_r)
         return ' '.join(parts)
+
+
+def relabel_options(kradar_root, label_version, labels_dir, only_r):
+    """The ``kradar-eval`` options of a relabelled evaluation (empty without ``kradar_root``)."""
+    if not kradar_root:
+        return []
+    parts = ['--kradar-root'] + list([kradar_root] if isinstance(kradar_root, str) else kradar_root)
+    if label_version:
+        parts += ['--label-version', str(label_version)]
+    if labels_dir:
+        parts += ['--labels-dir', labels_dir]
+    if only_r:
+        parts.append('--only-r')
+    return parts

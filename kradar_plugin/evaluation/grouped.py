@@ -2,8 +2,9 @@
 bootstrap intervals over sequences, and a paired comparison of two models -- on matching done once.
 
 :meth:`Grouped.groups` returns the ``--json`` payload's ``groups``: ``{name: {"frames": n, "gt": {class:
-n}, "metrics": {key: AP or None}[, "ci95": {key: [lo, hi]}][, "metrics_b": {...}, "delta": {key: B - A}]
-[, "delta_ci95": {...}]}}``.
+n}, "metrics": {key: AP or None}[, "ci95": {key: [lo, hi] or null}, "sequences": n][, "metrics_b": {...},
+"delta": {key: B - A}][, "delta_ci95": {...}]}}``; ``ci95`` is null where the group has fewer than two
+sequences (resampling one sequence gives no interval).
 The frame rule (``legacy``, ``kradar``, ``revised``: frames without GT of the evaluated classes are dropped
 with their detections; ``fixed``: kept) is applied here, so it holds on every input path. A group is
 evaluated even with a single frame (K-Radar's own evaluator fails under 10).
@@ -113,7 +114,7 @@ def _interval(samples, keys):
 
 def _bootstrap(entries, name, idx, conditions, tables, thresholds, replicates, seed):
     """Percentile intervals over ``replicates`` draws of the group's sequences (with replacement, as
-    many as it has); ``ci95`` for model A and, with model B, ``delta_ci95`` for B - A on the same draws
+    many as it has; ``sequences`` their count, and no interval (None) with fewer than two); ``ci95`` for model A and, with model B, ``delta_ci95`` for B - A on the same draws
     (one entry per score threshold, all read from each draw)."""
     frames_of = {}
     for i in idx:
@@ -121,6 +122,14 @@ def _bootstrap(entries, name, idx, conditions, tables, thresholds, replicates, s
         frames_of.setdefault(seq or '#{}'.format(i), []).append(i)
     names = sorted(frames_of)
     blocks = [np.asarray(frames_of[s], dtype=np.int64) for s in names]
+    for entry in entries:
+        entry['sequences'] = len(blocks)
+    if len(blocks) < 2:   # resampling one sequence repeats it: a zero-width interval that is no interval
+        for entry in entries:
+            entry['ci95'] = dict((key, None) for key in entry['metrics'])
+            if len(tables) > 1:
+                entry['delta_ci95'] = dict((key, None) for key in entry['metrics'])
+        return
     rng = np.random.RandomState([int(seed) & 0xffffffff, zlib.crc32(name.encode('utf-8')) & 0xffffffff])
     a_samples = [[] for _ in thresholds]
     d_samples = [[] for _ in thresholds]

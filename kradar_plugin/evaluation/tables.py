@@ -1,7 +1,8 @@
 """K-Radar's paper tables from grouped results: ``Class | Total | Normal | Overcast | Fog | Rain | Sleet |
 LightSnow | HeavySnow``, an AP3D and an APBEV block with one row per class, at each chosen IoU, as Markdown,
 LaTeX or CSV. A weather with no frame, or a class without GT in it, prints N/A; a ``#GT`` block gives the
-counts. With a comparison, cells show B - A and, with a bootstrap, its 95% interval.
+counts. With a comparison, cells show B - A and, with a bootstrap, its 95% interval; a group recorded in
+fewer than two sequences has no interval and shows its count instead (``43.86 (1 seq)``).
 """
 from .conditions import WEATHER, WEATHER_TITLES
 
@@ -20,6 +21,8 @@ def _cell(entry, key, delta):
     interval = entry.get('delta_ci95' if delta else 'ci95', {}).get(key)
     if interval:
         text += ' [{:.2f}, {:.2f}]'.format(interval[0], interval[1])
+    elif entry.get('sequences') is not None and entry['sequences'] < 2:
+        text += ' ({} seq)'.format(entry['sequences'])    # a bootstrap over one sequence gives no interval
     return text
 
 

@@ -151,8 +151,10 @@ def test_infos_path_conditions_sequences_bootstrap_and_comparison(tmp_path):
 
 
 def test_bootstrap_resamples_whole_sequences():
-    """A group made of one sequence draws that sequence every time: its interval is the value itself;
-    frames without a sequence are their own sequences and vary."""
+    """A group made of one sequence would draw that sequence every time (a zero-width 'interval'): it gets
+    no interval (null) and its sequence count, printed as '(1 seq)' in every table format; frames without a
+    sequence are their own sequences and vary."""
+    from kradar_plugin.evaluation.tables import render
     rs = np.random.RandomState(1)
     gts = [random_gt(rs, 3) for _ in range(12)]
     dts = [noisy_dets(rs, g, 2) for g in gts]
@@ -160,10 +162,15 @@ def test_bootstrap_resamples_whole_sequences():
               'sequence': 'a' if i < 6 else ''} for i in range(12)]
     _, groups = evaluate_grouped(gts, dts, ['Sedan'], 'revised', conds, bootstrap=30, seed=2)
     fog = groups['weather/fog']
-    for key, value in fog['metrics'].items():
-        assert fog['ci95'][key] == pytest.approx([value, value])
+    assert fog['sequences'] == 1 and set(fog['ci95']) == set(fog['metrics'])
+    assert all(v is None for v in fog['ci95'].values())
     rain = groups['weather/rain']
+    assert rain['sequences'] == 6
     assert any(rain['ci95'][k][0] < rain['ci95'][k][1] for k in rain['metrics'])
+    for fmt in ('markdown', 'latex', 'csv'):
+        text = render(groups, ['Sedan'], [0.5], fmt)
+        assert '{:.2f} (1 seq)'.format(fog['metrics']['Sedan/bev@0.5']) in text
+        assert '{:.2f} ['.format(rain['metrics']['Sedan/bev@0.5']) in text
 
 
 def _numpy_1_names(data):

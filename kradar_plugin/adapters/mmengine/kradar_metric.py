@@ -23,7 +23,6 @@ import json
 import logging
 import os
 import os.path as osp
-import pickle
 import tempfile
 
 import numpy as np
@@ -49,10 +48,11 @@ def _field(obj, name):
     return getattr(obj, name)
 
 
-def load_kradar_infos(ann_file):
-    """The per-frame K-Radar info list of ``ann_file``."""
-    with open(ann_file, 'rb') as f:
-        infos = pickle.load(f)
+def load_kradar_infos(ann_file, trusted=False):
+    """The per-frame K-Radar info list of ``ann_file``, read under ``evaluation.safe_load``'s policy (names
+    checked, numpy objects rebuilt, limits, a child process; ``trusted``: the plain unpickler)."""
+    from kradar_plugin.evaluation import safe_load
+    infos = safe_load.read_one(ann_file, 'ann_file', trusted=trusted)
     if isinstance(infos, dict):
         for key in ('infos', 'data_list'):
             if isinstance(infos.get(key), list):
@@ -95,7 +95,8 @@ class KRadarMetric(BaseMetric):
     def __init__(self, ann_file, classes=None, protocol='legacy', eval_types=DEFAULT_EVAL_TYPES,
                  pcd_limit_range=ECHOFUSION_PCD_LIMIT_RANGE, azi_limit_range=ECHOFUSION_AZIMUTH_RANGE,
                  dt_z_is_bottom=None, box_convention=None, results_dir=None, collect_device='cpu',
-                 prefix=None, benchmark=None, score_threshold=None, **protocol_overrides):
+                 prefix=None, benchmark=None, score_threshold=None, kradar_root=None, label_version=None,
+                 labels_dir=None, only_r=False, **protocol_overrides):
         super(KRadarMetric, self).__init__(collect_device=collect_device, prefix=prefix)
         if protocol not in PROTOCOL_NAMES:
             raise ValueError('protocol={!r}: expected one of {}'.format(protocol, list(PROTOCOL_NAMES)))
@@ -112,6 +113,9 @@ class KRadarMetric(BaseMetric):
             raise ValueError('benchmark={!r}: expected one of {}'.format(benchmark, sorted(BENCHMARKS)))
         self.benchmark = benchmark
         self.score_threshold = None if score_threshold is None else float(score_threshold)
+        # K-Radar's own labels of another version for the same frames (kradar_plugin.files.relabel)
+        self.relabel = dict(kradar_root=kradar_root, label_version=label_version, labels_dir=labels_dir,
+                            only_r=only_r)
         self.protocol_overrides = protocol_overrides
         self.last_results_file = None
         self.last_result_str = None
@@ -187,7 +191,7 @@ class KRadarMetric(BaseMetric):
                                pcd_limit_range=self.pcd_limit_range, azi_limit_range=self.azi_limit_range,
                                benchmark=self.benchmark, score_threshold=self.score_threshold, conditions='auto',
                                box_convention=self.convention(), dt_z_is_bottom=self.z_is_bottom(),
-                               **self.protocol_overrides)
+                               **dict(self.relabel, **self.protocol_overrides))
 
     @staticmethod
     def _log_conditions(evaluator):
@@ -211,7 +215,7 @@ class KRadarMetric(BaseMetric):
                 'azi_limit_range': list(self.azi_limit_range) if self.azi_limit_range is not None else None,
                 'dt_z_is_bottom': self.z_is_bottom(), 'box_convention': self.convention(),
                 'benchmark': self.benchmark, 'score_threshold': self.score_threshold,
-                'protocol_overrides': dict(self.protocol_overrides)}
+                'relabel': dict(self.relabel), 'protocol_overrides': dict(self.protocol_overrides)}
 
     def save_results(self, results, frames, results_path=None):
         """Pickle the results (numpy, frame order), the infos of those frames and the settings (JSON) next
@@ -257,22 +261,20 @@ def sidecar(results_path, suffix):
     return results_path[:-len('.pkl')] + '_' + suffix
 
 
-def evaluate_saved(results_path, protocol=None):
+def evaluate_saved(results_path, protocol=None, trusted=False):
     """Re-run a ``KRadarMetric`` evaluation offline (no runner, no model): ``(result_str,
     metrics)`` from the results pickle that ``KRadarMetric.save_results`` wrote and its sidecar files;
     ``protocol`` overrides the saved one ('legacy', 'kradar', 'revised', 'fixed')."""
     from kradar_plugin.evaluation.inputs.kradar_format import evaluate_results
-    with open(results_path, 'rb') as f:
-        results = pickle.load(f)
-    with open(sidecar(results_path, 'infos.pkl'), 'rb') as f:
-        frames = pickle.load(f)
-    with open(sidecar(results_path, 'settings.json')) as f:
-        settings = json.load(f)
+    from kradar_plugin.evaluation import safe_load
+    results, frames, settings = safe_load.read([
+        ('results', results_path, None), ('infos', sidecar(results_path, 'infos.pkl'), None),
+        ('settings', sidecar(results_path, 'settings.json'), None)], trusted=trusted)
     result_str, metrics = evaluate_results(
         frames, results, settings['classes'], protocol=protocol or settings['protocol'],
         eval_types=settings['eval_types'],
         pcd_limit_range=settings['pcd_limit_range'], azi_limit_range=settings['azi_limit_range'],
         dt_z_is_bottom=settings['dt_z_is_bottom'], box_convention=settings['box_convention'],
         benchmark=settings.get('benchmark'), score_threshold=settings.get('score_threshold'),
-        **settings['protocol_overrides'])
+        **dict(settings.get('relabel') or {}, **settings['protocol_overrides']))
     return result_str, {'{}/{}'.format(BRANCH, k): float('{:.4f}'.format(float(v))) for k, v in metrics.items()}

@@ -1,0 +1,36 @@
+"""Which K-Radar label version an evaluation's GT is, and the warning when a benchmark is defined on other
+labels: the v2.0 benchmark (``benchmark='v2'``) is defined on K-Radar's refined v2.0 labels, so its region and
+classes applied to v1.0 labels (EchoFusion's infos) give numbers that look like v2.0-benchmark numbers and are
+not. Infos made by ``kradar-create-data`` (or relabelled) record ``label_version``; others are unknown."""
+
+class LabelVersionWarning(UserWarning):
+    """A benchmark evaluated on labels it is not defined on."""
+
+
+#: the label versions each benchmark is defined on (v2.1 is v2.0 with visibility flags)
+BENCHMARK_LABELS = {'v1': ('v1.0', 'v1.1'), 'v2': ('v2.0', 'v2.1')}
+HOW_TO = ("get them with `kradar-create-data --label-version v2.0 --labels-dir <unzipped K-Radar "
+          "tools/revise_label/kradar_revised_label_v2_0.zip>` or score saved predictions against them with "
+          "`kradar-eval --infos I --results R --kradar-root ROOT --label-version v2.0 --labels-dir D`")
+
+
+def label_versions(infos):
+    """The sorted label versions the infos record (None for frames that record none)."""
+    seen = set()
+    for info in infos:
+        seen.add(info.get('label_version') if isinstance(info, dict) else None)
+    return sorted(seen, key=lambda v: (v is None, v or ''))
+
+
+def benchmark_label_warning(benchmark, versions):
+    """The one-line warning for ``benchmark`` on labels of ``versions``, or None when they fit. Only the v2
+    benchmark warns: v1.0 labels are the v1 benchmark's and what most pipelines hold."""
+    if benchmark != 'v2':
+        return None
+    versions = list(versions) or [None]
+    wanted = BENCHMARK_LABELS['v2']
+    if all(v in wanted for v in versions):
+        return None
+    named = ', '.join('unknown version' if v is None else v for v in versions)
+    return ('--benchmark v2 is defined on K-Radar\'s v2.0 labels, but these labels are {}: the numbers are not '
+            'v2.0-benchmark numbers; {}'.format(named, HOW_TO))
