@@ -15,7 +15,8 @@ Out of the box these frameworks cannot run distributed on CPU:
 ``install_cpu_support()`` replaces exactly these entry points, and only when ``torch.cuda.is_available()``
 is False, so a GPU run keeps the standard code path (mmcv's init at import; the others when a distributed
 CPU run initialises). ``install_timeout_support()`` (always) converts a numeric ``dist_params.timeout``
-(seconds) into the ``timedelta`` torch requires; it touches nothing else.
+(seconds) into the ``timedelta`` torch requires, and lets the Slurm launcher take it (``slurm_dist``); it
+touches nothing else.
 """
 import contextlib
 import functools
@@ -72,6 +73,8 @@ def install_timeout_support():
 
     _replace(mods, '_init_dist_pytorch', wrap)
     _replace(mods, '_init_dist_mpi', wrap)
+    from .slurm_dist import wrap as wrap_slurm  # mmcv's takes no timeout and needs CUDA
+    _replace(mods, '_init_dist_slurm', wrap_slurm)
     _INSTALLED['timeout'] = True
 
 
