@@ -13,48 +13,16 @@ import sys
 import pytest
 import torch
 
-from .fixture_components import toy_features
-from .launch_utils import ROOT, TOY, dist_train, run
+from .launch_utils import TOY, dist_train, run
+from .sweep_checkpoints import TRAIN, ckpt_dir, mae_of
 
 pytestmark = [pytest.mark.launch]
-
-TRAIN = osp.join(ROOT, 'tools', 'train.py')
-EPOCHS = 3
 
 
 def train_py(work_dir, *flags, env=None):
     """One process, no launcher: ``python tools/train.py TOY --work-dir W FLAGS``."""
     return run([sys.executable, TRAIN, TOY, '--work-dir', str(work_dir), '--no-doctor'] + list(flags),
                str(work_dir), env)
-
-
-@pytest.fixture(scope='module')
-def trained(tmp_path_factory):
-    """epoch_1..3.pth of a real 3-epoch run of the toy model (one process)."""
-    work = tmp_path_factory.mktemp('sweep_train')
-    job = train_py(work, '--no-validate', '--cfg-options', 'runner.max_epochs={}'.format(EPOCHS))
-    assert job.returncode == 0, job.describe()
-    return str(work)
-
-
-def ckpt_dir(trained, tmp_path, epochs=(1, 2, 3)):
-    out = tmp_path / 'ckpts'
-    out.mkdir()
-    for e in epochs:
-        shutil.copy(osp.join(trained, 'epoch_{}.pth'.format(e)), str(out / 'epoch_{}.pth'.format(e)))
-    return out
-
-
-def mae_of(path, num_samples=9):
-    """The toy metric of a checkpoint's weights, computed from the definitions (not by the runner)."""
-    state = torch.load(path, map_location='cpu')['state_dict']
-    w = state[[k for k in state if k.endswith('linear.weight')][0]][0]
-    b = state[[k for k in state if k.endswith('linear.bias')][0]][0]
-    errors = []
-    for i in range(num_samples):
-        x, target = toy_features(i)
-        errors.append(abs(float(torch.from_numpy(x) @ w + b) - target))
-    return sum(errors) / num_samples
 
 
 def sweep_json(job):
