@@ -6,9 +6,6 @@ are K-Radar's: ``total`` (every frame, pooled: not an average of the others), ``
 ``road/<road_type>`` and ``time/<capture_time>``; names lower case and stripped. A condition with no frame
 has no group.
 """
-import json
-import os
-
 import numpy as np
 
 #: K-Radar's condition values in the order its papers print them (unknown values follow, sorted)
@@ -47,35 +44,53 @@ def from_infos(infos):
     info that lacks a condition field."""
     out = []
     for i, info in enumerate(infos):
+        if not isinstance(info, dict):
+            raise ValueError('infos[{}]: expected an info dict, got {}'.format(i, type(info).__name__))
         missing = [k for k, _, _ in KINDS if k not in info]
         if missing:
             raise ValueError('infos[{}] has no {} (EchoFusion infos carry road_type, capture_time and climate '
                              'from the sequence\'s description.txt)'.format(i, ', '.join(missing)))
+        for k, _, _ in KINDS:
+            if not isinstance(info[k], (str, bytes)) and info[k] is not None:
+                raise ValueError('infos[{}][{!r}] = {}: expected text'.format(i, k, _shown(info[k])))
         row = dict((k, normalize(info[k])) for k, _, _ in KINDS)
         row['sequence'] = sequence_of(info)
         out.append(row)
     return out
 
 
-def load(path, n_frames, what='--conditions', trusted=False):
-    """Conditions from a JSON list (one object per frame, in the frames' order) or an info pickle."""
-    if not os.path.isfile(path):
-        raise ValueError('{} {!r}: no such file'.format(what, path))
-    if path.endswith('.json'):
-        with open(path) as f:
-            rows = json.load(f)
-        if not isinstance(rows, list):
-            raise ValueError('{} {!r}: expected a JSON list of per-frame objects, got {}'.format(
-                what, path, type(rows).__name__))
-        for i, row in enumerate(rows):
-            if not isinstance(row, dict) or any(k not in row for k, _, _ in KINDS):
-                raise ValueError('{} {!r}: frame {} must be an object with road_type, capture_time and '
-                                 'climate, got {!r}'.format(what, path, i, row))
-        rows = [dict(((k, normalize(r[k])) for k, _, _ in KINDS), sequence=normalize(r.get('sequence')))
-                for r in rows]
-    else:
-        from .loading import load_pickle
-        rows = from_infos(_info_list(load_pickle(path, what, trusted)))
+def _shown(value, width=80):
+    from .safe_pickle import _short
+    return _short(value, width)
+
+
+def rows_of(content):
+    """Condition rows of a conditions file's content: a JSON list of objects, an info pickle's infos, or an
+    exported infos .npz."""
+    from .inputs.npz_layout import info_columns, kind_of
+    if kind_of(content) == 'infos':
+        rows = info_columns(content)[1]
+        if rows is None:
+            raise ValueError('the .npz holds no conditions (road_type, capture_time, climate, sequence)')
+        return rows
+    if isinstance(content, list) and all(isinstance(r, dict) and 'annos' not in r for r in content):
+        for i, row in enumerate(content):
+            missing = [k for k, _, _ in KINDS if k not in row]
+            bad = [k for k, _, _ in KINDS + (('sequence', None, None),)
+                   if k in row and row[k] is not None and not isinstance(row[k], str)]
+            if missing or bad:
+                raise ValueError('frame {} must be an object with road_type, capture_time and climate as text, '
+                                 'got {}'.format(i, _shown(row)))
+        return [dict(((k, normalize(r[k])) for k, _, _ in KINDS), sequence=normalize(r.get('sequence')))
+                for r in content]
+    return from_infos(_info_list(content))
+
+
+def load(path, n_frames, what='--conditions', trusted=False, limits=None):
+    """Conditions from a JSON list (one object per frame, in the frames' order), an info pickle or an
+    exported infos .npz, read under ``safe_load``'s policy."""
+    from . import safe_load
+    rows = safe_load.read_one(path, what, rows_of, trusted, limits)
     if len(rows) != n_frames:
         raise ValueError('{} {!r} describes {} frames but {} frames are evaluated'.format(
             what, path, len(rows), n_frames))
@@ -86,7 +101,8 @@ def _info_list(infos):
     if isinstance(infos, dict) and 'infos' in infos:
         infos = infos['infos']
     if not isinstance(infos, (list, tuple)):
-        raise ValueError('an info pickle holds a list of per-frame dicts, got {}'.format(type(infos).__name__))
+        raise ValueError('expected a JSON list of per-frame objects or an info pickle holding a list of '
+                         'per-frame dicts, got {}'.format(type(infos).__name__))
     return list(infos)
 
 

@@ -57,13 +57,18 @@ def test_workers_read_while_meanwhile_runs_and_give_the_in_process_sides(tmp_pat
             assert np.array_equal(a.ap[metric], b.ap[metric])
 
 
-def test_small_files_are_read_in_process(tmp_path, monkeypatch):
+def test_small_trusted_files_are_read_in_process_untrusted_ones_in_children(tmp_path, monkeypatch):
+    """Trusted small files: in process (forking would cost more); untrusted files always in a child, whose
+    address-space and time limits bound what a hostile file can do."""
     monkeypatch.delenv(loading.ENV_VAR, raising=False)
     files = _pickles(tmp_path, [GT], [_bad()])
     called = []
-    gt, dt = loading.read_checked(files[1], files[3], set(), meanwhile=lambda: called.append(1))
+    gt, dt = loading.read_checked(files[1], files[3], set(), meanwhile=lambda: called.append(1), trusted=True)
     assert called == [] and gt.n_frames == dt.n_frames == 1
     assert os.path.getsize(files[1]) + os.path.getsize(files[3]) < loading.MIN_PARALLEL_BYTES
+    gt, dt = loading.read_checked(files[1], files[3], set(), meanwhile=lambda: called.append(
+        _names(multiprocessing.active_children())))
+    assert called == [['kradar-eval-read--dt-annos', 'kradar-eval-read--gt-annos']] and gt.n_frames == 1
 
 
 def test_cli_prints_the_same_with_and_without_workers(tmp_path, monkeypatch):
@@ -125,7 +130,7 @@ class _Exits(object):
 
 def test_a_worker_error_comes_back_with_its_traceback(tmp_path, workers):
     files = _pickles(tmp_path, [GT], [_Exits()])
-    with pytest.raises(RuntimeError, match=r"(?s)reading --dt-annos .* failed: SystemExit: 3\nTraceback.*load_pickle"):
+    with pytest.raises(RuntimeError, match=r"(?s)reading --dt-annos .* failed: SystemExit: 3\nTraceback.*load_file"):
         loading.read_checked(files[1], files[3], set(), trusted=True)
 
 

@@ -41,7 +41,7 @@ class Gathered(object):
 def _rows(value, trailing, where, key, n):
     try:
         arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError, RecursionError) as exc:
         raise ValueError("{}['annos'][{!r}]: cannot be read as numbers ({})".format(where, key, exc))
     try:
         arr = arr.reshape((-1,) + trailing)
@@ -69,6 +69,8 @@ def info_list(infos):
             if key in infos:
                 return list(infos[key])
         raise ValueError("infos: a dict without 'infos'/'data_list'; expected a list of info dicts")
+    if not isinstance(infos, (list, tuple)):
+        raise ValueError('infos: expected a list of info dicts, got {}'.format(type(infos).__name__))
     return list(infos)
 
 
@@ -86,7 +88,18 @@ def gather_infos(infos, indices=None):
             raise ValueError("{}: expected an EchoFusion info dict with an 'annos' entry, got {}".format(
                 where, sorted(info) if isinstance(info, dict) else type(info).__name__))
         annos = info['annos']
-        names = np.asarray(annos.get('name', []))
+        if not isinstance(annos, dict):
+            raise ValueError("{}['annos']: expected a dict of per-object arrays, got {}".format(
+                where, type(annos).__name__))
+        names = annos.get('name', [])
+        if isinstance(names, (str, bytes)):
+            names = [names]
+        try:
+            names = np.asarray(names)
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise ValueError("{}['annos']['name']: cannot be read as class names ({})".format(where, exc))
+        if names.dtype.kind not in 'USO' and names.size:
+            raise ValueError("{}['annos']['name']: expected class names, got {} values".format(where, names.dtype))
         if names.ndim > 1:
             raise ValueError("{}['annos']['name']: expected one class name per object, got shape {}".format(
                 where, names.shape))
@@ -127,12 +140,18 @@ def gather_infos(infos, indices=None):
         for f, arr in given:
             column[offsets[f]:offsets[f + 1]] = arr
         arrays[key] = column
-    bad = ~np.isfinite(arrays['location']).all(axis=1)
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        f = frame_of(offsets, row)
-        raise ValueError("{}['annos']['location'][{}] = {} is not finite".format(
-            'infos[{}]'.format(list(indices)[f]), row - offsets[f], arrays['location'][row].tolist()))
+    indices = list(indices)
+    for key in ('location', 'dimensions', 'rotation_y'):     # always read (optional ones: when read)
+        arr = arrays[key].reshape(total, -1) if total else np.zeros((0, 1))
+        bad = ~np.isfinite(arr).all(axis=1)
+        problem = 'is not finite'
+        if key == 'dimensions' and not bad.any():
+            bad, problem = (arr < 0).any(axis=1), 'has a negative size'
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            f = frame_of(offsets, row)
+            raise ValueError("{}['annos'][{!r}][{}] = {} {}".format(
+                'infos[{}]'.format(indices[f]), key, row - offsets[f], arrays[key][row].tolist(), problem))
     return Gathered(arrays, offsets)
 
 

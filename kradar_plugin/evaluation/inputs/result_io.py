@@ -87,19 +87,32 @@ def frame_arrays(res, where):
     the shape checks only (values: :func:`check_result_values`). A ValueError names ``where``: missing
     keys, boxes not (N, 7+), counts that differ."""
     res = unwrap_result(res, where)
-    boxes = np.asarray(leaf_to_numpy(res['boxes_3d']), dtype=np.float64)
+    boxes = _numbers(res['boxes_3d'], where, 'boxes_3d')
     if boxes.size == 0:
         boxes = boxes.reshape(0, max(boxes.shape[-1] if boxes.ndim == 2 else 7, 7))
     if boxes.ndim != 2 or boxes.shape[1] < 7:
         raise ValueError('{}: boxes_3d must have shape (N, 7+) (x, y, z, dx, dy, dz, yaw), got {}'.format(
             where, boxes.shape))
     n = boxes.shape[0]
-    scores = np.asarray(leaf_to_numpy(res['scores_3d']), dtype=np.float64).reshape(-1)
-    labels = np.asarray(leaf_to_numpy(res['labels_3d'])).reshape(-1)
+    scores = _numbers(res['scores_3d'], where, 'scores_3d').reshape(-1)
+    labels = _numbers(res['labels_3d'], where, 'labels_3d', None).reshape(-1)
     for field, arr in (('scores_3d', scores), ('labels_3d', labels)):
         if arr.shape[0] != n:
             raise ValueError('{}: {} has {} entries but boxes_3d has {}'.format(where, field, arr.shape[0], n))
     return boxes, scores, labels
+
+
+def _numbers(value, where, field, dtype=np.float64):
+    """``value`` as a numeric array, or a ValueError naming ``where`` and ``field``."""
+    value = leaf_to_numpy(value)
+    try:
+        arr = np.asarray(value, dtype=dtype)
+    except (TypeError, ValueError, OverflowError, RecursionError) as exc:
+        raise ValueError('{}: {} cannot be read as numbers (a {}: {})'.format(
+            where, field, type(value).__name__, ' '.join(str(exc).split())[:200]))
+    if dtype is not None and arr.dtype.kind not in 'biuf':
+        raise ValueError('{}: {} must hold numbers, got {} values'.format(where, field, arr.dtype))
+    return arr
 
 
 def _integer_labels(labels):
@@ -128,21 +141,28 @@ def check_result_values(boxes, scores, labels, offsets, wheres, class_names=None
             row = int(np.flatnonzero(bad)[0])
             f, local = frame_row(row)
             raise ValueError('{}: {}[{}] = {} is not finite'.format(wheres[f], field, local, arr[row].tolist()))
+    if n and boxes.shape[1] >= 6:
+        bad = (boxes[:, 3:6] < 0).any(axis=1)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            f, local = frame_row(row)
+            raise ValueError('{}: boxes_3d[{}] = {} has a negative size (dx, dy, dz)'.format(
+                wheres[f], local, boxes[row].tolist()))
     if labels.size and not _integer_labels(labels):
         for f in range(len(offsets) - 1):        # the first frame whose labels are not integers
             part = labels[offsets[f]:offsets[f + 1]]
             if part.size and not _integer_labels(part):
                 raise ValueError('{}: labels_3d must be integers, got {}'.format(wheres[f], part[:5].tolist()))
         raise ValueError('{}: labels_3d must be integers'.format(wheres[0]))   # mixed types across frames
-    labels = labels.astype(np.int64)
-    if class_names is not None:
-        bad = (labels < 0) | (labels >= len(class_names))
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
-            f, local = frame_row(row)
-            raise ValueError('{}: labels_3d[{}] = {} is not an index into class_names {}'.format(
-                wheres[f], local, int(labels[row]), list(class_names)))
-    return labels
+    numeric = labels.astype(np.float64) if labels.dtype.kind in 'fb' else labels
+    upper = len(class_names) if class_names is not None else 2 ** 62
+    bad = (numeric < 0) | (numeric >= upper) if class_names is not None else (numeric >= upper) | (numeric <= -upper)
+    if np.any(bad):
+        row = int(np.flatnonzero(bad)[0])
+        f, local = frame_row(row)
+        raise ValueError('{}: labels_3d[{}] = {!r} is not an index into class_names {}'.format(
+            wheres[f], local, labels[row].tolist(), list(class_names or ())))
+    return labels.astype(np.int64)
 
 
 def result_arrays(res, where, class_names=None):
