@@ -16,17 +16,10 @@ import numpy as np
 
 from .calibration import Z_OFFSET
 from .errors import KRadarFileError
-from .labels import read_label
 from .radar_frame import kept
 
 #: EchoFusion's fixed rotation of (x, y, z) into its pseudo-camera frame: (-y, -z, x)
 CAM_FROM_RADAR = np.array([[0, -1, 0], [0, 0, -1], [1, 0, 0]])
-#: EchoFusion's relative sensor paths per frame ({rdr}, {camf}, ... are the header's indices)
-SENSOR_PATHS = {
-    'image': {'image_path': 'images/cam-front_{camf}.png'},
-    'radar': {'ds_rdr_path': 'radar_zyx_cube/cube_{rdr}.mat', 'sp_rdr_path': 'sp_rdr_cube/spcube_{rdr}.npy',
-              'ds_pcd_path': 'radar_dense_pcd/dspcd_{rdr}.npy', 'ra_path': 'radar_ra/ra_{rdr}.npy'},
-}
 #: the dataset's own sensor files, checked with ``check_sensors`` (EchoFusion's converter reads them)
 RAW_SENSOR_FILES = ('cam-front/cam-front_{camf}.png', 'radar_zyx_cube/cube_{rdr}.mat')
 
@@ -54,61 +47,94 @@ def calib_matrices(dx, dy, z_offset=Z_OFFSET):
             'Tr_velo_to_cam': velo_to_cam, 'Tr_velo_to_radar': velo_to_radar}
 
 
+_INT = np.array([0]).dtype      # the platform's default integer, what np.array([0, ...]) gives
+_BBOX = np.array([[50, 50, 150, 150]])
+
+
+def _empty_annos():
+    """EchoFusion's annos of a frame without objects: arrays built from empty lists, float64."""
+    return {'name': np.array([]), 'truncated': np.array([]), 'occluded': np.array([]), 'alpha': np.array([]),
+            'bbox': np.array([]).reshape(-1, 4), 'dimensions': np.array([]).reshape(-1, 3)[:, [1, 2, 0]] * 2,
+            'location': np.array([]).reshape(-1, 3) @ CAM_FROM_RADAR.T,
+            'rotation_y': np.array([]).reshape(-1) * np.pi / 180, 'score': np.zeros([0])}
+
+
 def echofusion_annos(objects, dx, dy, label_file, z_offset=Z_OFFSET, avail=False):
-    """EchoFusion's ``annos`` of one frame's :class:`~.labels.LabelObject` list and calibration (dx, dy);
-    numpy operations in EchoFusion's order, so the arrays are equal bit for bit."""
-    n = len(objects)
-    if n == 0:   # EchoFusion builds these from empty lists: float64 arrays
-        annos = {'name': np.array([]), 'truncated': np.array([]), 'occluded': np.array([]),
-                 'alpha': np.array([]), 'bbox': np.array([]).reshape(-1, 4),
-                 'dimensions': np.array([]).reshape(-1, 3)[:, [1, 2, 0]] * 2,
-                 'location': np.array([]).reshape(-1, 3) @ CAM_FROM_RADAR.T,
-                 'rotation_y': np.array([]).reshape(-1) * np.pi / 180, 'score': np.zeros([0])}
-    else:
-        location = np.array([[o.x, o.y, o.z] for o in objects]).reshape(-1, 3) @ CAM_FROM_RADAR.T
-        location += np.array([dx, dy, z_offset])[None, :] @ CAM_FROM_RADAR.T
-        annos = {'name': np.array([o.name for o in objects]), 'truncated': np.array([0.00] * n),
-                 'occluded': np.array([0] * n), 'alpha': np.array([float(0)] * n),
-                 'bbox': np.array([[50, 50, 150, 150]] * n).reshape(-1, 4),
-                 'dimensions': np.array([[o.half_l, o.half_w, o.half_h] for o in objects]).reshape(
-                     -1, 3)[:, [1, 2, 0]] * 2,
-                 'location': location,
-                 'rotation_y': np.array([o.yaw_deg for o in objects]).reshape(-1) * np.pi / 180,
-                 'score': np.zeros([n])}
-    if avail:
-        annos['avail'] = np.array([o.avail for o in objects], dtype='<U2')
-    annos['label_file'] = label_file
-    return annos
+    """EchoFusion's ``annos`` of one frame's :class:`~.labels.LabelObject` list and calibration (dx, dy)."""
+    return bulk_annos([objects], [(dx, dy)], [label_file], z_offset, avail)[0]
 
 
-def frame_info(tree, entry, index, label=None, z_offset=Z_OFFSET, only_r=False, extra_paths=None,
-               check_sensors=False):
-    """The info dict of split entry ``entry`` (:class:`~.splits.SplitEntry`), ``index`` in its split."""
-    if label is None:
-        label = read_label(tree.label_path(entry.sequence, entry.label), tree.label_version)
+def bulk_annos(frames, offsets, label_files, z_offset=Z_OFFSET, avail=False):
+    """EchoFusion's ``annos`` of many frames (object lists, (dx, dy) each): the arithmetic on all objects at
+    once, in EchoFusion's operations (``(-y, -z, x) + (-dy, -z_offset, dx)``, ``yaw * pi / 180``, halves
+    times 2), so each frame's arrays equal EchoFusion's in values, dtypes and shapes."""
+    counts = [len(objs) for objs in frames]
+    flat = [o for objs in frames for o in objs]
+    n = len(flat)
+    if n:
+        values = np.array([o[4:] for o in flat], dtype=np.float64).reshape(n, 7)    # x y z yaw l/2 w/2 h/2
+        shift = np.repeat(np.array([[-dy, -z_offset, dx] for dx, dy in offsets], dtype=np.float64).reshape(-1, 3),
+                          counts, axis=0)
+        location = np.stack([-values[:, 1], -values[:, 2], values[:, 0]], axis=1) + shift
+        dimensions = values[:, [5, 6, 4]] * 2
+        rotation = values[:, 3] * np.pi / 180
+        truncated, occluded, alpha, score = np.zeros(n), np.zeros(n, dtype=_INT), np.zeros(n), np.zeros(n)
+        bbox = np.repeat(_BBOX, n, axis=0)
+    out = []
+    start = 0
+    for objs, count, label_file in zip(frames, counts, label_files):
+        if count == 0:
+            annos = _empty_annos()
+        else:
+            end = start + count
+            # row slices of arrays made for this call: disjoint, so each frame's arrays are its own (an
+            # in-place change touches no other frame) and pickle as that frame's values alone
+            annos = {'name': np.array([o.name for o in objs]), 'truncated': truncated[start:end],
+                     'occluded': occluded[start:end], 'alpha': alpha[start:end], 'bbox': bbox[start:end],
+                     'dimensions': dimensions[start:end], 'location': location[start:end],
+                     'rotation_y': rotation[start:end], 'score': score[start:end]}
+            start = end
+        if avail:
+            annos['avail'] = np.array([o.avail for o in objs], dtype='<U2')
+        annos['label_file'] = label_file
+        out.append(annos)
+    return out
+
+
+def split_infos(tree, entries, labels, z_offset=Z_OFFSET, only_r=False, extra_paths=None, check_sensors=False):
+    """The info dicts of split ``entries`` (:class:`~.splits.SplitEntry`) and their parsed ``labels``."""
+    infos = [frame_info(tree, entry, index, label, z_offset, extra_paths, check_sensors)
+             for index, (entry, label) in enumerate(zip(entries, labels))]
+    calibs = [tree.calibration(e.sequence) for e in entries]
+    annos = bulk_annos([kept(label.objects, only_r) for label in labels], [(c.x, c.y) for c in calibs],
+                       [e.line for e in entries], z_offset, avail=tree.label_version in ('v1.1', 'v2.1'))
+    for info, anno in zip(infos, annos):
+        info['annos'] = anno
+    return infos
+
+
+def frame_info(tree, entry, index, label, z_offset=Z_OFFSET, extra_paths=None, check_sensors=False):
+    """The info dict of one frame without ``annos`` (``index`` in its split)."""
     calib = tree.calibration(entry.sequence)
     desc = tree.description(entry.sequence)
-    fmt = dict(label.indices)
+    fmt = label.indices
     matrices = _MATRICES.get((calib.x, calib.y, z_offset))
     if matrices is None:   # one set per sequence, shared by its frames (as read-only as EchoFusion's)
         matrices = _MATRICES[(calib.x, calib.y, z_offset)] = calib_matrices(calib.x, calib.y, z_offset)
-    info = {'road_type': desc.road_type, 'capture_time': desc.capture_time, 'climate': desc.climate,
-            'image': {'image_idx': index}, 'radar': {}, 'point_cloud': {'num_features': 9},
-            'calib': dict(matrices)}
-    for group, paths in SENSOR_PATHS.items():
-        for key, pattern in paths.items():
-            info[group][key] = pattern.format(**fmt)
+    rdr, camf = fmt['rdr'], fmt['camf']
+    radar = {'ds_rdr_path': 'radar_zyx_cube/cube_' + rdr + '.mat', 'sp_rdr_path': 'sp_rdr_cube/spcube_' + rdr + '.npy',
+             'ds_pcd_path': 'radar_dense_pcd/dspcd_' + rdr + '.npy', 'ra_path': 'radar_ra/ra_' + rdr + '.npy'}
     for key, pattern in (extra_paths or {}).items():
-        info['radar'][key] = pattern.format(**fmt)
+        radar[key] = pattern.format(**fmt)
     if check_sensors:
         seq_dir = tree.root_of(entry.sequence)
         for pattern in RAW_SENSOR_FILES + tuple((extra_paths or {}).values()):
             path = os.path.join(seq_dir, pattern.format(**fmt))
             if not os.path.isfile(path):
                 raise KRadarFileError(path, 'sensor file of frame {!r} (split line) is missing'.format(entry.line))
-    info['annos'] = echofusion_annos(kept(label.objects, only_r), calib.x, calib.y, entry.line, z_offset,
-                                     avail=label.version in ('v1.1', 'v2.1'))
-    info['label_version'] = label.version
-    info['sequence'] = entry.sequence
-    info['frame'] = dict(label.indices, timestamp=label.timestamp)
-    return info
+    frame = dict(fmt)
+    frame['timestamp'] = label.timestamp
+    return {'road_type': desc.road_type, 'capture_time': desc.capture_time, 'climate': desc.climate,
+            'image': {'image_idx': index, 'image_path': 'images/cam-front_' + camf + '.png'}, 'radar': radar,
+            'point_cloud': {'num_features': 9}, 'calib': dict(matrices), 'label_version': label.version,
+            'sequence': entry.sequence, 'frame': frame}

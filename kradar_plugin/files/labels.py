@@ -69,17 +69,30 @@ def parse_label(lines, version, path='<label>'):
         raise KRadarFileError(path, 'empty label file: expected the header "* idx(...)=..., timestamp=..."',
                               line=1)
     header = lines[0].strip()
-    body = [(n + 2, line) for n, line in enumerate(lines[1:])]
+    body = enumerate(lines[1:], 2)
     if header.count('*') >= 2:      # v2.0 quirk: the header and the first object on one line
         second = header.index('*', 1)
-        body.insert(0, (1, header[second:]))
+        body = [(1, header[second:])] + list(body)
         header = header[:second].rstrip().rstrip(',').rstrip()
     indices, timestamp = _header(header, path)
     fields = FIELDS[version]
     n_fields = len(fields)
-    parse = _PARSERS[version]
+    fast = _FAST[version]
     objects = []
+    total = 0.0          # nan or inf anywhere makes the sum non-finite: then every value is checked
     for number, line in body:
+        if line[:1] == '#':
+            continue
+        parts = line.split(',')     # float()/int() ignore the spaces around the values
+        if len(parts) == n_fields and parts[0] == '*':
+            try:                 # the common case in one step; any doubt takes the checking path below
+                obj = fast(parts)
+                if obj[0]:
+                    total += sum(obj[4:])
+                    objects.append(obj)
+                    continue
+            except ValueError:
+                pass
         text = line.strip()
         if not text or text[0] == '#':
             continue
@@ -90,8 +103,55 @@ def parse_label(lines, version, path='<label>'):
         if len(parts) != n_fields:
             raise KRadarFileError(path, 'a {} object line has {} fields ({}), this one {}{}'.format(
                 version, n_fields, ', '.join(fields), len(parts), _version_hint(parts, version)), line=number)
-        objects.append(parse(parts, path, number))
+        objects.append(_PARSERS[version](parts, path, number))
+    if not -_INF < total < _INF:
+        return parse_label_checked(lines, version, path)
     return LabelFile(path, version, indices, timestamp, objects)
+
+
+def parse_label_checked(lines, version, path):
+    """:func:`parse_label` with every value checked (the first bad one raises)."""
+    header = lines[0].strip()
+    body = list(enumerate(lines[1:], 2))
+    if header.count('*') >= 2:
+        second = header.index('*', 1)
+        body.insert(0, (1, header[second:]))
+        header = header[:second].rstrip().rstrip(',').rstrip()
+    indices, timestamp = _header(header, path)
+    objects = []
+    for number, line in body:
+        text = line.strip()
+        if text and text[0] != '#':
+            objects.append(_PARSERS[version]([p.strip() for p in text.split(',')], path, number))
+    return LabelFile(path, version, indices, timestamp, objects)
+
+
+_INF = float('inf')
+_AVAIL = frozenset(AVAIL)
+
+
+def _checked_avail(text):
+    text = text.strip()
+    if text not in _AVAIL:
+        raise ValueError(text)
+    return text
+
+
+# the fast paths: float()/int() accept the surrounding spaces; a bad value raises ValueError; the tuple is
+# made with tuple.__new__ (a namedtuple's own __new__ is Python code, the larger part of the cost here)
+_new = tuple.__new__
+_FAST = {
+    'v1.0': lambda p: _new(LabelObject, (p[3].strip(), 'R', int(p[1]), int(p[2]), float(p[4]), float(p[5]),
+                                         float(p[6]), float(p[7]), float(p[8]), float(p[9]), float(p[10]))),
+    'v1.1': lambda p: _new(LabelObject, (p[4].strip(), _checked_avail(p[1]), int(p[2]), int(p[3]), float(p[5]),
+                                         float(p[6]), float(p[7]), float(p[8]), float(p[9]), float(p[10]),
+                                         float(p[11]))),
+    'v2.0': lambda p: _new(LabelObject, (p[2].strip(), 'R', int(p[1]), -1, float(p[3]), float(p[4]), float(p[5]),
+                                         float(p[6]), float(p[7]), float(p[8]), float(p[9]))),
+    'v2.1': lambda p: _new(LabelObject, (p[3].strip(), _checked_avail(p[1]), int(p[2]), -1, float(p[4]),
+                                         float(p[5]), float(p[6]), float(p[7]), float(p[8]), float(p[9]),
+                                         float(p[10]))),
+}
 
 
 def _header(header, path):

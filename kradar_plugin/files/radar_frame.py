@@ -11,6 +11,8 @@ _DEG2RAD = math.pi / 180.
 
 def kept(objects, only_r=False, classes=None):
     """The objects K-Radar's ``onlyR`` / ``consider_cls`` keep (``classes``: names, or None for all)."""
+    if not only_r and classes is None:
+        return objects
     return [o for o in objects if (not only_r or o.avail == 'R') and (classes is None or o.name in classes)]
 
 

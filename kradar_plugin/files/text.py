@@ -2,6 +2,7 @@
 cost: a size limit, UTF-8 (a BOM and CRLF endings tolerated), and a :class:`KRadarFileError` for anything
 else -- a missing file, a directory, binary content."""
 import os
+import stat
 
 from .errors import KRadarFileError
 
@@ -13,7 +14,11 @@ def read_text(path, what='file', limit=MAX_TEXT_BYTES):
     """The file's text without a BOM; ``what`` names the kind of file in errors."""
     try:
         with open(path, 'rb') as f:
-            data = f.read(limit + 1)
+            info = os.fstat(f.fileno())
+            if stat.S_ISREG(info.st_mode) and info.st_size > limit:
+                raise KRadarFileError(path, '{} larger than {} bytes: not a K-Radar {}'.format(what, limit, what))
+            # a regular file is read whole (read(n) would allocate n bytes first); anything else up to the limit
+            data = f.read() if stat.S_ISREG(info.st_mode) else f.read(limit + 1)
     except IsADirectoryError:
         raise KRadarFileError(path, '{} is a directory'.format(what))
     except FileNotFoundError:

@@ -37,6 +37,7 @@ class KRadarTree(object):
         self.labels_base = self._labels_base(labels_dir)
         self._calib = {}
         self._desc = {}
+        self._label_dirs = {}
 
     def _find_sequences(self):
         found = {}
@@ -90,7 +91,11 @@ class KRadarTree(object):
                                                                                     else seq))
 
     def label_path(self, seq, label):
-        return os.path.join(self.label_dir(seq), label)
+        seq = str(seq)
+        base = self._label_dirs.get(seq)
+        if base is None:
+            base = self._label_dirs[seq] = self.label_dir(seq) + os.sep
+        return base + label
 
     def calibration(self, seq):
         seq = str(seq)
