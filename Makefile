@@ -15,16 +15,19 @@ env:
 env-light:
 	@PYTHON=$(PY) tools/setup_env.sh light $(LIGHT)
 
-## The main job: eval-only launch of the EchoFusion-shaped project (real mmdet3d detector, 2 gloo processes on
-## CPU) from the project's own directory, on a checkpoint trained once by a 2-process run (cached in
+## The main job: a small K-Radar dataset tree in K-Radar's own file formats (tools/create_demo_data.py
+## --kradar-tree) -> kradar-create-data -> EchoFusion-layout infos -> eval-only launch of the EchoFusion-shaped
+## project (real mmdet3d detector, 2 gloo processes on CPU) from the project's own directory, on a checkpoint trained once by a 2-process run (cached in
 ## $(PROJECT)/work_dirs/demo_train; DEMO_TRAIN=0 evaluates the initial weights instead). The eval-only run logs
 ## the project's own (EchoFusion-flow) AP table; kradar-eval then prints legacy/kradar/revised/fixed side by side
 ## on the predictions that run saved, and K-Radar's per-weather paper table (kradar protocol, score > 0.3, IoU
-## 0.3, bootstrap intervals over sequences).
+## 0.3, bootstrap intervals over sequences), then the same predictions scored against the tree's v2.0 labels.
 DEMO_TRAIN ?= 1
 DEMO_CKPT   = work_dirs/demo_train/latest.pth
 demo: env
-	@$(VENV)/bin/python tools/create_demo_data.py --out $(PROJECT)/data/kradar --frames 100 --train-frames 400
+	@$(VENV)/bin/python tools/create_demo_data.py --out $(PROJECT)/data/kradar --frames 100 --train-frames 400 --kradar-tree
+	@$(VENV)/bin/kradar-create-data --root-path $(PROJECT)/data/kradar --split-dir $(PROJECT)/data/kradar/ImageSets \
+		--out-dir $(PROJECT)/data/kradar --radar-path 'bev_path=radar_bev/bev_{rdr}.npy' --no-progress
 	@if [ "$(DEMO_TRAIN)" = 1 ] && [ ! -f $(PROJECT)/$(DEMO_CKPT) ]; then \
 		echo "[demo] training the demo checkpoint once (6 epochs of 400 frames, 2 processes, ~3-4 min)"; \
 		cd $(PROJECT) && mkdir -p work_dirs && PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(CURDIR)/tools/dist_train.sh \
@@ -38,6 +41,10 @@ demo: env
 	@cd $(PROJECT) && $(CURDIR)/$(VENV)/bin/kradar-eval --infos data/kradar/kradar_infos_val.pkl \
 		--results work_dirs/demo/eval_results/results_epoch_0.pkl --classes Sedan --protocol kradar \
 		--score-threshold 0.3 --iou-mode easy --table markdown --bootstrap 50 --no-progress | sed -n '/per condition/,$$p'
+	@echo "[demo] the same predictions against K-Radar's refined v2.0 labels (the v2.0 benchmark's), read from the tree:"
+	@cd $(PROJECT) && $(CURDIR)/$(VENV)/bin/kradar-eval --infos data/kradar/kradar_infos_val.pkl \
+		--results work_dirs/demo/eval_results/results_epoch_0.pkl --kradar-root data/kradar --label-version v2.0 \
+		--labels-dir data/kradar/revised_labels --benchmark v2 --protocol revised --no-progress
 
 ## The earlier, smaller demo: kradar_plugin's own dataset and a tiny detector (no mmdet3d).
 demo-tiny: env
@@ -79,7 +86,9 @@ test-echofusion: env-echofusion
 	$(VENV_EF)/bin/python -m pytest $(PYTEST_FLAGS) tests
 
 demo-echofusion: env-echofusion
-	@$(VENV_EF)/bin/python tools/create_demo_data.py --out $(PROJECT)/data/kradar --frames 100 --train-frames 400
+	@$(VENV_EF)/bin/python tools/create_demo_data.py --out $(PROJECT)/data/kradar --frames 100 --train-frames 400 --kradar-tree
+	@$(VENV_EF)/bin/kradar-create-data --root-path $(PROJECT)/data/kradar --split-dir $(PROJECT)/data/kradar/ImageSets \
+		--out-dir $(PROJECT)/data/kradar --radar-path 'bev_path=radar_bev/bev_{rdr}.npy' --no-progress
 	@rm -rf $(PROJECT)/tools && cp -r "$$($(VENV_EF)/bin/python -c 'import importlib.util as u, os; print(os.path.join(u.find_spec("mmdet3d").submodule_search_locations[0], ".mim", "tools"))')" $(PROJECT)/tools
 	@if [ "$(DEMO_TRAIN)" = 1 ] && [ ! -f $(PROJECT)/$(EF_CKPT) ]; then \
 		echo "[demo-echofusion] training the demo checkpoint once (6 epochs of 400 frames, 2 processes)"; \

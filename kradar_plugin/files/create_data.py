@@ -91,6 +91,12 @@ def _convert_split(tree, split_path, sequences, z_offset, only_r, extra_paths, c
         if progress is not None and (index + 1) % 500 == 0:
             progress.update(500)
     infos = split_infos(tree, entries, labels, z_offset, only_r, extra_paths, check_sensors)
+    skipped = [(label.path, line, why) for label in labels for line, why in label.skipped]
+    if skipped:
+        path, line, why = skipped[0]
+        sys.stderr.write('kradar-create-data: warning: {}: skipped {} object line(s) that K-Radar\'s loader skips '
+                         'too (\'* split err\'); first: {}:{}: {}\n'.format(
+                             os.path.basename(split_path), len(skipped), path, line, why))
     if progress is not None:
         progress.update(len(entries) % 500)
         progress.close()
@@ -146,7 +152,7 @@ def main(argv=None):
         return 2
     for out, frames, objects in written:
         sys.stdout.write('{}: {} frames, {} objects (labels {})\n'.format(out, frames, objects, tree.label_version))
-    sys.stdout.write('done in {:.1f} s\n'.format(time.time() - start))
+    sys.stdout.write('done in {:.2f} s\n'.format(time.time() - start))
     return 0
 
 

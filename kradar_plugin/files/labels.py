@@ -13,7 +13,9 @@ v2.1   ``*, avail, id, class, x, y, z, yaw, l/2, w/2, h/2``  11
 The version is an argument, checked against the content (v1.0 and v2.1 both have 11 fields; field 1 is an
 integer in v1.0 and ``R``/``L``/``L1`` in v2.1). Quirks of the real files handled as K-Radar's loader does:
 CRLF endings, ``#`` lines (BEV-only boxes, skipped by every loader), the v2.0 files whose header and first
-object share one line (split at the second ``*``), blank lines, frames without objects. Anything else is a
+object share one line (split at the second ``*``), blank lines, frames without objects, and the object lines
+K-Radar's loader skips with '* split err' (v1.0 and v1.1 lines of another field count, v1.1 lines whose ids are
+not integers: recorded in ``skipped``, which the converter reports in one warning). Anything else is a
 :class:`KRadarFileError` naming file, line, field and value.
 """
 import collections
@@ -39,9 +41,10 @@ LabelObject = collections.namedtuple('LabelObject', 'name avail id prev_id x y z
 LabelObject.__doc__ = ("One object as written: class ``name``, ``avail`` ('R' where the version has none), "
                        "track ``id`` and ``prev_id`` (-1 where the version has none), centre (x, y, z) and "
                        "yaw in degrees in the LiDAR frame, half sizes.")
-LabelFile = collections.namedtuple('LabelFile', 'path version indices timestamp objects')
+LabelFile = collections.namedtuple('LabelFile', 'path version indices timestamp objects skipped')
 LabelFile.__doc__ = ("A parsed label file: ``indices`` {sensor: 5-digit index text} of the header, "
-                     "``timestamp`` text, ``objects`` a list of :class:`LabelObject`.")
+                     "``timestamp`` text, ``objects`` a list of :class:`LabelObject`, ``skipped`` the (line, "
+                     "reason) of object lines K-Radar's loader skips too.")
 
 
 def normalize_version(version):
@@ -75,10 +78,9 @@ def parse_label(lines, version, path='<label>'):
         body = [(1, header[second:])] + list(body)
         header = header[:second].rstrip().rstrip(',').rstrip()
     indices, timestamp = _header(header, path)
-    fields = FIELDS[version]
-    n_fields = len(fields)
+    n_fields = len(FIELDS[version])
     fast = _FAST[version]
-    objects = []
+    objects, skipped = [], []
     total = 0.0          # nan or inf anywhere makes the sum non-finite: then every value is checked
     for number, line in body:
         if line[:1] == '#':
@@ -93,20 +95,43 @@ def parse_label(lines, version, path='<label>'):
                     continue
             except ValueError:
                 pass
-        text = line.strip()
-        if not text or text[0] == '#':
-            continue
-        parts = [p.strip() for p in text.split(',')]
-        if parts[0] != '*':
-            raise KRadarFileError(path, "an object line starts with '*' (or '#' for a BEV-only box)",
-                                  line=number, field='marker', value=parts[0])
-        if len(parts) != n_fields:
-            raise KRadarFileError(path, 'a {} object line has {} fields ({}), this one {}{}'.format(
-                version, n_fields, ', '.join(fields), len(parts), _version_hint(parts, version)), line=number)
-        objects.append(_PARSERS[version](parts, path, number))
+        obj = _checked_line(line, version, path, number, skipped)
+        if obj is not None:
+            objects.append(obj)
     if not -_INF < total < _INF:
         return parse_label_checked(lines, version, path)
-    return LabelFile(path, version, indices, timestamp, objects)
+    return LabelFile(path, version, indices, timestamp, objects, skipped)
+
+
+def _checked_line(line, version, path, number, skipped):
+    """The object of one line with every value checked: None for a blank or ``#`` line, and for the lines
+    K-Radar's loader itself skips (appended to ``skipped`` as (line, reason)); else the first bad value raises."""
+    text = line.strip()
+    if not text or text[0] == '#':
+        return None
+    fields = FIELDS[version]
+    parts = [p.strip() for p in text.split(',')]
+    if parts[0] != '*':
+        raise KRadarFileError(path, "an object line starts with '*' (or '#' for a BEV-only box)",
+                              line=number, field='marker', value=parts[0])
+    if len(parts) != len(fields):
+        if version in ('v1.0', 'v1.1'):     # K-Radar's loader prints '* split err' and skips the line
+            skipped.append((number, '{} fields instead of {}'.format(len(parts), len(fields))))
+            return None
+        raise KRadarFileError(path, 'a {} object line has {} fields ({}), this one {}{}'.format(
+            version, len(fields), ', '.join(fields), len(parts), _version_hint(parts, version)), line=number)
+    if version == 'v1.1' and not all(_is_int(parts[k]) for k in (2, 3)):     # skipped by K-Radar's loader too
+        skipped.append((number, 'id / prev_id not integers ({!r}, {!r})'.format(parts[2], parts[3])))
+        return None
+    return _PARSERS[version](parts, path, number)
+
+
+def _is_int(text):
+    try:
+        int(text)
+        return True
+    except ValueError:
+        return False
 
 
 def parse_label_checked(lines, version, path):
@@ -118,12 +143,12 @@ def parse_label_checked(lines, version, path):
         body.insert(0, (1, header[second:]))
         header = header[:second].rstrip().rstrip(',').rstrip()
     indices, timestamp = _header(header, path)
-    objects = []
+    objects, skipped = [], []
     for number, line in body:
-        text = line.strip()
-        if text and text[0] != '#':
-            objects.append(_PARSERS[version]([p.strip() for p in text.split(',')], path, number))
-    return LabelFile(path, version, indices, timestamp, objects)
+        obj = _checked_line(line, version, path, number, skipped)
+        if obj is not None:
+            objects.append(obj)
+    return LabelFile(path, version, indices, timestamp, objects, skipped)
 
 
 _INF = float('inf')

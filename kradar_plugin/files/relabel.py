@@ -11,7 +11,7 @@ from .radar_frame import kept
 def relabel_infos(infos, tree, z_offset=0.7, only_r=False, what='--infos'):
     """New info dicts (shallow copies) with ``tree.label_version``'s annos, conditions and ``label_version``;
     a frame that cannot be joined is a :class:`KRadarFileError` naming it."""
-    out = []
+    out, skipped = [], []
     for index, info in enumerate(infos):
         annos = info.get('annos') if isinstance(info, dict) else None
         label_file = annos.get('label_file') if isinstance(annos, dict) else None
@@ -35,10 +35,15 @@ def relabel_infos(infos, tree, z_offset=0.7, only_r=False, what='--infos'):
             raise
         calib = tree.calibration(seq)
         desc = tree.description(seq)
+        skipped += [(path, line, why) for line, why in label.skipped]
         new = dict(info)
         new['annos'] = echofusion_annos(kept(label.objects, only_r), calib.x, calib.y, label_file, z_offset,
                                         avail=label.version in ('v1.1', 'v2.1'))
         new.update(road_type=desc.road_type, capture_time=desc.capture_time, climate=desc.climate,
                    label_version=label.version, sequence=seq)
         out.append(new)
+    if skipped:
+        import warnings
+        warnings.warn('{} object line(s) skipped in the {} labels, as K-Radar\'s loader skips them (\'* split '
+                      'err\'); first: {}:{}: {}'.format(len(skipped), tree.label_version, *skipped[0]))
     return out

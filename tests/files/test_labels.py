@@ -68,7 +68,8 @@ def test_quirks_crlf_hash_lines_merged_header_blank_lines_empty_frames(tmp_path)
 
 @pytest.mark.parametrize('version,line,needles', [
     ('v1.0', '*, 0, -1, Sedan, 1, two, 3, 4, 5, 6, 7', [':2:', "field y = 'two'", 'expected a number']),
-    ('v1.0', '*, 0, -1, Sedan, 1, 2, 3, 4, 5, 6', [':2:', 'has 11 fields', 'this one 10', 'v2.0']),
+    ('v2.0', '*, 0, Sedan, 1, 2, 3, 4, 5, 6', [':2:', 'has 10 fields', 'this one 9']),
+    ('v2.1', '*, R, 0, -1, Sedan, 1, 2, 3, 4, 5, 6, 7', [':2:', 'has 11 fields', 'this one 12', 'v1.1']),
     ('v1.0', '*, R, 0, Sedan, 1, 2, 3, 4, 5, 6, 7', [':2:', "field id = 'R'", 'v2.1']),
     ('v2.1', '*, 0, -1, Sedan, 1, 2, 3, 4, 5, 6, 7', [':2:', "field avail = '0'", 'v1.0']),
     ('v1.0', '*, 0, -1, Sedan, 1, nan, 3, 4, 5, 6, 7', [':2:', "field y = 'nan'", 'finite']),
@@ -179,3 +180,25 @@ def test_sequences_over_several_roots(demo_tree, tmp_path):
         assert x['annos']['location'].tobytes() == y['annos']['location'].tobytes()
     with pytest.raises(KRadarFileError, match='also in'):
         KRadarTree([demo_tree['root'], str(a)])
+
+
+def test_lines_kradar_skips_are_skipped_and_reported(demo_tree, tmp_path, capsys):
+    """K-Radar's loader skips ('* split err') v1.0/v1.1 lines of another field count and v1.1 lines whose ids
+    are not integers: so does the reader, recording them; the converter says so in one warning line."""
+    label = parse_label([HEADER, '*, 0, -1, Sedan, 1, 2, 3, 4, 5, 6', '*, 1, -1, Sedan, 1, 2, 3, 4, 5, 6, 7'], 'v1.0')
+    assert [o.id for o in label.objects] == [1] and label.skipped == [(2, '10 fields instead of 11')]
+    label = parse_label([HEADER, '*, R, x, -1, Sedan, 1, 2, 3, 4, 5, 6, 7', '*, R, 2, 1, Sedan, 1, 2, 3, 4, 5, 6, 7'],
+                        'v1.1')
+    assert [o.id for o in label.objects] == [2] and label.skipped[0][0] == 2
+    import shutil
+    root = str(tmp_path / 'tree')
+    shutil.copytree(demo_tree['root'], root, ignore=shutil.ignore_patterns('radar_bev', 'revised_labels'))
+    first = open(os.path.join(root, 'split', 'test.txt')).read().split('\n')[0]
+    seq, name = first.split(',')
+    with open(os.path.join(root, seq, 'info_label', name), 'a') as f:
+        f.write('*, 7, -1, Sedan, 1, 2, 3\n')
+    rc = create_data.main(['--root-path', root, '--out-dir', str(tmp_path / 'out'), '--split-dir',
+                           os.path.join(root, 'split'), '--no-progress'])
+    err = capsys.readouterr().err
+    assert rc == 0 and err.count('\n') == 1 and 'warning: test.txt: skipped 1 object line(s)' in err
+    assert os.path.join(seq, 'info_label', name) in err

@@ -96,3 +96,27 @@ def test_split_lines_as_kradar_reads_them(demo_tree):
     with open(path) as f:
         theirs = [tuple(line.rstrip('\n').split(',')) for line in f.readlines()]
     assert [(e.sequence, e.label) for e in read_split(path)] == theirs
+
+
+@need_kradar
+@pytest.mark.parametrize('version,lines', [
+    ('v1.0', ['*, 0, -1, Sedan, 1, 2, 3, 4, 5, 6', '#, 1, -1, Sedan, 1, 2, 3, 4, 5, 6, 7',
+              '*, 2, 1, Sedan, 10.5, -1.25, 0.5, 90.0, 2.0, 0.9, 0.75']),
+    ('v1.1', ['*, R, x, -1, Sedan, 1, 2, 3, 4, 5, 6, 7', '*,L,2,1,Bus or Truck,10.5,-1.25,0.5,90.0,2.0,0.9,0.75',
+              '*, R, 3, 2, Sedan, 1, 2, 3, 4, 5, 6']),
+])
+def test_lines_kradar_skips(tmp_path, version, lines):
+    """Lines K-Radar's get_label skips ('* split err') are skipped here too, the rest read the same."""
+    seq_dir = tmp_path / '1'
+    (seq_dir / 'info_calib').mkdir(parents=True)
+    (seq_dir / 'info_calib' / 'calib_radar_lidar.txt').write_text('frame difference,x,y\n32,-2.54,0.3')
+    path = str(tmp_path / 'label.txt')
+    header = '* idx(tesseract_os2-64_cam-front_os1-128_cam-lrr)=00033_00001_00035_00002_00034, timestamp=1.5'
+    with open(path, 'w') as f:
+        f.write('\n'.join([header] + lines) + '\n')
+    loader = snap.kradar_loader(version.replace('.', '_'))
+    theirs = loader.get_label(snap.kradar_item(str(tmp_path), '1', {version.replace('.', '_'): path}))['meta']
+    tree = KRadarTree(str(tmp_path))
+    label = read_label(path, version)
+    assert kradar_objects(label, tree.calibration('1')) == theirs['label'] and len(theirs['label']) == 1
+    assert len(label.skipped) >= 1
