@@ -44,7 +44,7 @@ demo: env
 	@echo "[demo] the same predictions against K-Radar's refined v2.0 labels (the v2.0 benchmark's), read from the tree:"
 	@cd $(PROJECT) && $(CURDIR)/$(VENV)/bin/kradar-eval --infos data/kradar/kradar_infos_val.pkl \
 		--results work_dirs/demo/eval_results/results_epoch_0.pkl --kradar-root data/kradar --label-version v2.0 \
-		--labels-dir data/kradar/revised_labels --benchmark v2 --protocol revised --no-progress
+		--labels-dir data/kradar/revised_labels --benchmark v2 --classes Sedan --protocol revised --no-progress
 
 ## The earlier, smaller demo: kradar_plugin's own dataset and a tiny detector (no mmdet3d).
 demo-tiny: env

@@ -20,6 +20,9 @@ from .radar_frame import kept
 
 #: EchoFusion's fixed rotation of (x, y, z) into its pseudo-camera frame: (-y, -z, x)
 CAM_FROM_RADAR = np.array([[0, -1, 0], [0, 0, -1], [1, 0, 0]])
+#: the shape EchoFusion stores (read from its undistorted front image, K-Radar's 1280 x 720 camera); shared,
+#: read-only: mmdet3d's KittiDataset.format_results reads it for every frame
+IMAGE_SHAPE = np.array([720, 1280], dtype=np.int32)
 #: the dataset's own sensor files, checked with ``check_sensors`` (EchoFusion's converter reads them)
 RAW_SENSOR_FILES = ('cam-front/cam-front_{camf}.png', 'radar_zyx_cube/cube_{rdr}.mat')
 
@@ -135,6 +138,7 @@ def frame_info(tree, entry, index, label, z_offset=Z_OFFSET, extra_paths=None, c
     frame = dict(fmt)
     frame['timestamp'] = label.timestamp
     return {'road_type': desc.road_type, 'capture_time': desc.capture_time, 'climate': desc.climate,
-            'image': {'image_idx': index, 'image_path': 'images/cam-front_' + camf + '.png'}, 'radar': radar,
+            'image': {'image_idx': index, 'image_path': 'images/cam-front_' + camf + '.png',
+                      'image_shape': IMAGE_SHAPE}, 'radar': radar,
             'point_cloud': {'num_features': 9}, 'calib': dict(matrices), 'label_version': label.version,
             'sequence': entry.sequence, 'frame': frame}

@@ -284,3 +284,31 @@ def _with_centre_z(results):
         b[:, 2] += b[:, 5] / 2
         out.append(dict(r, boxes_3d=b))
     return out
+
+
+def test_relabel_keywords_as_evaluation_settings(tmp_path):
+    """``evaluation=dict(kradar_root=..., label_version='v2.0', labels_dir=...)`` reaches the evaluation: the
+    dataset built on v1.0 infos (``kradar-create-data`` of K-Radar's own files), scoring perfect v1.0 detections
+    against the v2.0 labels, gives what the dataset built on v2.0 infos gives; not v1.0's 100."""
+    from kradar_plugin.datasets import demo_tree
+    from kradar_plugin.files import create_data
+    tree = demo_tree.generate_tree(str(tmp_path / 'tree'), frames=40, train_frames=8)
+    datasets = {}
+    for version in ('v1.0', 'v2.0'):
+        out = str(tmp_path / version) + '/'
+        assert create_data.main(['--root-path', tree['root'], '--out-dir', out, '--split-dir', tree['imagesets'],
+                                 '--label-version', version, '--labels-dir', tree['labels_dir'], '--no-progress',
+                                 '--radar-path', 'bev_path=radar_bev/bev_{rdr}.npy']) == 0
+        c = Config.fromfile(CONFIG)
+        c.data.val.data_root = tree['root'] + '/'
+        c.data.val.ann_file = out + 'kradar_infos_val.pkl'
+        datasets[version] = build_dataset(c.data.val)
+    results = _sedan_gt_as_results(datasets['v1.0'])
+    relabel = dict(kradar_root=tree['root'], label_version='v2.0', labels_dir=tree['labels_dir'])
+    v1 = datasets['v1.0'].evaluate(results, protocol='kradar', pklfile_prefix=str(tmp_path / 'a'))
+    relabelled = datasets['v1.0'].evaluate(results, protocol='kradar', pklfile_prefix=str(tmp_path / 'b'), **relabel)
+    direct = datasets['v2.0'].evaluate(results, protocol='kradar', pklfile_prefix=str(tmp_path / 'c'))
+    assert v1['pts_bbox/Sedan/bev@0.3'] == pytest.approx(100.0, abs=1e-6)
+    assert relabelled == direct and relabelled['pts_bbox/Sedan/bev@0.7'] < 100.0
+    command = datasets['v1.0'].offline_eval_command('r.pkl', protocol='kradar', **relabel)
+    assert '--kradar-root {} --label-version v2.0 --labels-dir {}'.format(tree['root'], tree['labels_dir']) in command
