@@ -35,8 +35,8 @@ KittiFolder.__doc__ = ("One confidence folder read: ``ids`` (int, val.txt order)
 
 def find_folder(path):
     """(folder holding val.txt, (pred, gt, desc) names) of ``path``: a ``<conf>`` folder of either layout or
-    the conditional layout's ``all`` folder. Several ``<conf>`` folders inside ``path`` are an error naming
-    them (give one)."""
+    the conditional layout's ``all`` folder, or an epoch folder holding one ``<conf>`` folder. Several
+    ``<conf>`` folders inside ``path`` are an error naming them (give one)."""
     if not os.path.isdir(path):
         raise KRadarFileError(path, 'no such prediction folder' if not os.path.exists(path) else
                               'not a folder (give the <conf> folder of K-Radar\'s test_kitti/<epoch> output)')
@@ -46,6 +46,8 @@ def find_folder(path):
                     os.path.isdir(os.path.join(base, n)) for n in names[:2]):
                 return base, names
     confs = sorted(n for n in os.listdir(path) if _is_number(n) and os.path.isdir(os.path.join(path, n)))
+    if len(confs) == 1:      # an epoch folder with one threshold: that one
+        return find_folder(os.path.join(path, confs[0]))
     if confs:
         raise KRadarFileError(path, 'holds the folders of {} confidence thresholds ({}): give one, e.g. {}'.format(
             len(confs), ', '.join(confs), os.path.join(path, confs[0])))

@@ -78,8 +78,13 @@ def test_pairing_by_name_and_errors_naming_both(folders, tmp_path, capsys):
         f.write('sed 0.00 0 0 50 50 150 150 1.5 1.8 abc 1 2 3 0.1\n')
     rc, _, err = _cli(['--kitti-dir', base], capsys)
     assert rc == 2 and "field l = 'abc'" in err and '{:06d}.txt'.format(ids[1]) in err
-    rc, _, err = _cli(['--kitti-dir', os.path.dirname(folders['plain'])], capsys)
-    assert rc == 2 and 'confidence thresholds (0.3)' in err
+    epoch = str(tmp_path / 'epoch')
+    os.makedirs(epoch)
+    for conf in ('0.3', '0.5'):
+        shutil.copytree(folders['plain'], os.path.join(epoch, conf))
+    rc, _, err = _cli(['--kitti-dir', epoch], capsys)
+    assert rc == 2 and 'confidence thresholds (0.3, 0.5)' in err
+    assert read_folder(os.path.dirname(folders['plain'])).ids == read_folder(folders['plain']).ids   # one: used
 
 
 def test_frames_paired_by_name_not_order(folders, tmp_path, capsys):
