@@ -7,6 +7,16 @@ from setuptools import find_packages, setup
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+def read_version():
+    """``__version__`` of kradar_plugin/version.py, read as text (importing the package needs numpy): the
+    version is defined there only."""
+    with open(os.path.join(HERE, 'kradar_plugin', 'version.py')) as f:
+        for line in f:
+            if line.startswith('__version__'):
+                return line.split('=', 1)[1].strip().strip("'\"")
+    raise RuntimeError('kradar_plugin/version.py defines no __version__')
+
+
 def read_requirements(name):
     with open(os.path.join(HERE, 'requirements', name)) as f:
         return [l.split('#')[0].strip() for l in f if l.split('#')[0].strip()]
@@ -14,7 +24,7 @@ def read_requirements(name):
 
 setup(
     name='kradar_plugin',
-    version='0.1.0',
+    version=read_version(),
     description=__doc__,
     packages=find_packages(include=['kradar_plugin', 'kradar_plugin.*']),
     py_modules=['kradar_cli'],  # console-script shim: no framework registration for the CLIs

@@ -5,11 +5,10 @@ under mmdet3d's own module paths), the K-Radar dataset and evaluator, and the ev
 Importing needs numpy alone; mmcv/mmdet components are registered only when those frameworks import.
 """
 from .ops import rotate_iou_eval, rotate_iou_gpu_eval  # noqa: F401  (numpy-only core)
+from .version import __version__  # noqa: F401
 from ._registration import register_framework_components
 from .distributed.failfast import install_error_file_hook
 
 install_error_file_hook()  # torchelastic workers: uncaught tracebacks reach the launcher's summary
-
-__version__ = '0.1.0'
 
 register_framework_components()

@@ -2,6 +2,7 @@
 import argparse
 import sys
 
+from ..version import __version__
 from .checks import collect_facts, evaluate
 from .report import format_report, to_json
 
@@ -14,6 +15,7 @@ def build_parser():
                     'mmdet3d box convention, and launch pitfalls (/dev/shm, sharing strategy, --local-rank, distributed '
                     'timeout, samplers, worker pickling, CUDA in workers, unused parameters, leftover processes) with '
                     'the command that fixes each. Exit code 1 if any check FAILs.')
+    p.add_argument('--version', action='version', version='%(prog)s ' + __version__)
     p.add_argument('--assume', metavar='K=V,...',
                    help='judge these versions instead of the installed ones (not imported), e.g. '
                         'python=3.7.16,torch=1.10.0,cuda=11.3,mmcv-full=1.4.0,numba=0.48.0,numpy=1.20.3')

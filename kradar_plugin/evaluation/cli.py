@@ -9,6 +9,7 @@ import json
 import os
 import sys
 
+from ..version import __version__
 from .protocols import BENCHMARKS, PROTOCOL_NAMES
 
 
@@ -20,6 +21,7 @@ def _parser():
                     'info pickle plus saved model results. One protocol prints its own table (EchoFusion\'s text '
                     'for legacy); --protocol all prints one compact table with the four side by side; '
                     '--conditions/--table/--bootstrap/--compare-* give K-Radar\'s per-condition paper tables.')
+    p.add_argument('--version', action='version', version='%(prog)s ' + __version__)
     p.add_argument('--gt-annos', help='pickle: list of per-frame GT dicts (EchoFusion format_anno layout)')
     p.add_argument('--dt-annos', help='pickle: list of per-frame detection dicts (same layout + score)')
     p.add_argument('--infos', help='EchoFusion info pickle (e.g. kradar_infos_val.pkl)')

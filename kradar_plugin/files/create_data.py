@@ -14,6 +14,7 @@ import pickle
 import sys
 import time
 
+from ..version import __version__
 from .calibration import Z_OFFSET
 from .errors import KRadarFileError
 from .infos import split_infos
@@ -28,6 +29,7 @@ def _parser():
         description="EchoFusion-layout info pickles (<tag>_infos_<split>.pkl) from K-Radar's own label, "
                     "calibration, description and split files, for label versions v1.0 (the dataset's "
                     "info_label) and the revised v1.1, v2.0 and v2.1. No sensor file is read or written.")
+    p.add_argument('--version', action='version', version='%(prog)s ' + __version__)
     p.add_argument('--root-path', nargs='+', required=True, metavar='ROOT',
                    help='dataset root(s) holding the sequence folders 1..58 (several disks: several roots)')
     p.add_argument('--out-dir', required=True, help='where the info pickles go')
