@@ -1,5 +1,7 @@
 # What an EchoFusion (mmdet3d 0.17 / mmcv 1.x) user adds to their own config to evaluate with kradar_plugin.
-# Copy these lines into the config (or add this file to its `_base_` list); every key merges into yours.
+# Copy these lines into the config, or add this file to its `_base_` list: mmcv merges dicts key by key, but a
+# LIST in your config replaces the base's list. So if your config has its own `custom_imports`, add the three
+# module names below to ITS `imports` list (otherwise `kradar_plugin` silently drops out).
 # This file loads on its own with mmcv's Config.fromfile; it bases nothing.
 
 # 1. Import the plugin. `projects.mmdet3d_plugin` (EchoFusion's plugin, importable when the repository root
@@ -19,12 +21,15 @@ custom_imports = dict(
 #    Use load_from=<checkpoint> (not resume_from) to evaluate trained weights.
 runner = dict(constructor='EvalOnlyRunnerConstructor', eval_mode='only')
 
-# 3. The evaluator: 'legacy' reproduces EchoFusion's / K-Radar eval.py numbers (same metric keys, so
-#    save_best settings keep working) with a correct IoU; 'revised' is K-Radar eval_revised.py; 'fixed' is the
-#    corrected protocol (yaw, height origin, R40, empty-frame false positives, distance bins).
+# 3. The evaluator (metric keys as EchoFusion's, so save_best settings keep working): 'legacy' reproduces
+#    EchoFusion's numbers with a correct IoU; 'kradar' is K-Radar's eval.py and 'revised' its eval_revised.py;
+#    'fixed' is the corrected protocol (yaw, height origin, the 40-recall-point average, empty-frame false
+#    positives, distance bins). Protocols, options and K-Radar's per-condition tables: docs/evaluation.md.
 #    pklfile_prefix: where the raw results are pickled before evaluating (default: the work dir).
 evaluation = dict(interval=1, protocol='legacy')
 
-# 4. Distributed timeout in seconds (kradar_plugin converts it for init_process_group). With the eval
-#    guards a failing rank ends the job within a minute anyway; this bounds any other stuck collective.
-dist_params = dict(backend='nccl', timeout=600)
+# 4. Distributed settings: keep your own dist_params. No `timeout` is set here on purpose: torch's default
+#    collective timeout (30 min) stays, since a long evaluation can legitimately exceed a short one; with
+#    kradar_plugin's evaluation guards a failing rank ends the job within seconds anyway. A `timeout` you set
+#    (in seconds) is converted for init_process_group.
+dist_params = dict(backend='nccl')
