@@ -80,3 +80,76 @@ def assert_ended_by_failfast(job, collective_timeout_s):
             job.elapsed, collective_timeout_s, job.describe()))
     hit = [s for s in TIMEOUT_SIGNATURES if s in job.output]
     assert not hit, 'a timeout ended the job ({})\n{}'.format(hit, job.describe())
+
+
+def launcher_cmd(nproc, target, *args, nnodes=1, node_rank=0, port=None, launcher='torchrun'):
+    """One node's launcher command: ``torchrun`` (``python -m torch.distributed.run``, as our
+    dist_train.sh: ``--monitor_interval=1``) or ``launch`` (``python -m torch.distributed.launch`` with its
+    defaults, as EchoFusion's dist_train.sh), rendezvous on 127.0.0.1:``port``."""
+    module = 'torch.distributed.run' if launcher == 'torchrun' else 'torch.distributed.launch'
+    cmd = [sys.executable, '-m', module, '--nnodes={}'.format(nnodes), '--node_rank={}'.format(node_rank),
+           '--nproc_per_node={}'.format(nproc), '--master_addr=127.0.0.1', '--master_port={}'.format(port)]
+    if launcher == 'torchrun':
+        cmd.append('--monitor_interval=1')
+    return cmd + [target] + [str(a) for a in args]
+
+
+class Nodes(object):
+    """Several launcher processes started side by side (one per simulated node) and what each printed.
+
+    ``start``, then optionally ``wait_for(predicate)`` / ``kill_time`` bookkeeping by the caller, then
+    ``finish()``: every launcher's exit code and output, and the time each ended."""
+
+    def __init__(self, cmds, work_dir, cwd=ROOT, env=None, pythonpath=()):
+        self.cmds = cmds
+        self.work_dir = str(work_dir)
+        self.cwd = str(cwd)
+        self.env = job_env(env, pythonpath)
+        self.procs = []
+        self.files = []
+        self.ended = []
+
+    def start(self):
+        import tempfile
+        self.started = time.time()
+        for cmd in self.cmds:
+            out = tempfile.TemporaryFile()
+            self.files.append(out)
+            self.procs.append(subprocess.Popen(cmd, cwd=self.cwd, env=self.env, stdout=out,
+                                               stderr=subprocess.STDOUT))
+        return self
+
+    def running(self):
+        return any(p.poll() is None for p in self.procs)
+
+    def finish(self, limit_s=HARD_LIMIT_S):
+        """Wait for every launcher (killing all of them after ``limit_s``); returns self."""
+        self.ended = [None] * len(self.procs)
+        while True:
+            now = time.time()
+            for i, p in enumerate(self.procs):
+                if self.ended[i] is None and p.poll() is not None:
+                    self.ended[i] = now
+            if all(e is not None for e in self.ended):
+                break
+            if now - self.started > limit_s:
+                for p in self.procs:
+                    if p.poll() is None:
+                        p.kill()
+            time.sleep(0.05)
+        self.returncodes = [p.returncode for p in self.procs]
+        self.outputs = []
+        for f in self.files:
+            f.seek(0)
+            self.outputs.append(f.read().decode('utf-8', 'replace'))
+            f.close()
+        return self
+
+    @property
+    def output(self):
+        return '\n'.join('===== node {} (rc={}) =====\n{}'.format(i, rc, out)
+                         for i, (rc, out) in enumerate(zip(self.returncodes, self.outputs)))
+
+    def describe(self, tail=6000):
+        return '\n'.join('===== node {} rc={} =====\n{}'.format(i, rc, out[-tail:])
+                         for i, (rc, out) in enumerate(zip(self.returncodes, self.outputs)))

@@ -103,14 +103,65 @@ def is_peer_failure(exc):
     return any(marker in text for marker in PEER_FAILURE_MARKERS)
 
 
+def _alive_children(ppid, proc='/proc'):
+    """The pids of the live (not zombie) processes whose parent is ``ppid``; None where /proc cannot tell."""
+    try:
+        names = os.listdir(proc)
+    except OSError:
+        return None
+    alive = []
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(os.path.join(proc, name, 'stat')) as f:
+                fields = f.read().rsplit(')', 1)[1].split()   # after "pid (comm)": state ppid ...
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 1 and fields[1] == str(ppid) and fields[0] not in ('Z', 'X'):
+            alive.append(int(name))
+    return alive
+
+
+def local_workers_all_alive(environ=None, proc='/proc'):
+    """True when every worker the local launcher started (``LOCAL_WORLD_SIZE`` children of this process's
+    parent, torchrun / torch.distributed.launch) is alive: a peer that died is then on another node, whose
+    failure this node's launcher never sees. False when one is gone; None when it cannot tell (no
+    ``LOCAL_WORLD_SIZE``, as under srun; no /proc)."""
+    environ = os.environ if environ is None else environ
+    try:
+        local_world = int(environ.get('LOCAL_WORLD_SIZE', ''))
+    except ValueError:
+        return None
+    alive = _alive_children(os.getppid(), proc)
+    if alive is None or os.getpid() not in alive:
+        return None
+    return len(alive) >= local_world
+
+
+def peer_address(exc):
+    """The address gloo names in a lost-connection error (``[10.0.0.2]:45678``), or ''."""
+    import re
+    match = re.search(r'(\[[^\]]+\]:\d+)', str(exc))
+    return match.group(1) if match else ''
+
+
 def wait_if_peer_failure(exc, grace_s=PEER_GRACE_S):
     """Give the launcher time to see the rank that really failed first.
 
     torchrun names as root cause the failure with the smallest timestamp, in whole seconds, and breaks
     ties by rank order: a rank that merely lost its peer and exits in the same second would be blamed
     instead of the rank that raised. Waiting (bounded) lets the launcher record the real failure and stop
-    this process; a launcher that does not stop it still sees it exit after ``grace_s``."""
+    this process; a launcher that does not stop it still sees it exit after ``grace_s``. When every worker
+    of this node is alive, the lost rank is on another node (its own launcher reports it; this node's never
+    sees it): this rank then leaves at once, naming the peer's address."""
     if is_peer_failure(exc) and int(os.environ.get('WORLD_SIZE', '1')) > 1:
+        if local_workers_all_alive():
+            sys.stderr.write('{} lost a peer on another node ({}): every worker of this node is alive; '
+                             'that node\'s launcher names the lost rank. Leaving now.\n'.format(
+                                 rank_tag(), peer_address(exc) or exc))
+            sys.stderr.flush()
+            return
         sys.stderr.write('{} lost a peer ({}); another rank failed first, see its traceback. Waiting up to '
                          '{:.0f} s for the launcher.\n'.format(rank_tag(), exc, grace_s))
         sys.stderr.flush()

@@ -28,3 +28,28 @@ def test_error_file_is_read_by_torchelastic(tmp_path, monkeypatch):
     callstack = failure.message['extraInfo']['py_callstack']
     assert 'Traceback (most recent call last)' in callstack
     assert callstack.rstrip().endswith('predictions saved in /x/results_epoch_1.pkl')
+
+
+def fake_proc(tmp_path, states):
+    """A /proc with this process and siblings (children of this process's parent) in the given states."""
+    import os
+    proc = tmp_path / 'proc'
+    pids = [os.getpid()] + [10 ** 7 + i for i in range(len(states) - 1)]
+    for pid, state in zip(pids, states):
+        (proc / str(pid)).mkdir(parents=True)
+        (proc / str(pid) / 'stat').write_text('{} (python -u x) {} {} 1 1\n'.format(pid, state, os.getppid()))
+    (proc / '99999999').mkdir()
+    (proc / '99999999' / 'stat').write_text('99999999 (other) S 1 1 1\n')   # not a sibling
+    return str(proc)
+
+
+def test_local_workers_all_alive_reads_the_launchers_children(tmp_path):
+    from kradar_plugin.distributed.failfast import local_workers_all_alive, peer_address
+    proc = fake_proc(tmp_path, ['R', 'S'])
+    assert local_workers_all_alive({'LOCAL_WORLD_SIZE': '2'}, proc) is True      # the lost peer is elsewhere
+    assert local_workers_all_alive({'LOCAL_WORLD_SIZE': '3'}, proc) is False     # one local worker is gone
+    assert local_workers_all_alive({}, proc) is None                             # srun: cannot tell
+    zombie = fake_proc(tmp_path / 'z', ['R', 'Z'])
+    assert local_workers_all_alive({'LOCAL_WORLD_SIZE': '2'}, zombie) is False   # killed, not yet reaped
+    assert peer_address(RuntimeError('[pair.cc:598] Connection closed by peer [10.0.0.2]:45678')) == \
+        '[10.0.0.2]:45678'
