@@ -33,6 +33,7 @@ CHECKS = (
     Check('sharing-strategy', rules.sharing_strategy, ('sharing-strategy', 'nofile')),
     Check('local-rank', rules.local_rank, ('torch',)),
     Check('dist-timeout', rules.dist_timeout, ('dist-timeout', 'eval-minutes')),
+    Check('nccl-failfast', rules.nccl_failfast, ('dist-backend',)),
     Check('box-convention', rules.box_convention, ()),
     Check('sampler', rules.pitfall('sampler'), ()),
     Check('worker-pickle', rules.pitfall('worker-pickle'), ()),

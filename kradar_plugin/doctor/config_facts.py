@@ -116,6 +116,8 @@ def config_facts(path):
     elif isinstance(cfg.get('gpu_ids'), (list, tuple)):
         facts['gpus'] = len(cfg['gpu_ids'])
     dist = cfg.get('dist_params') or (cfg.get('env_cfg') or {}).get('dist_cfg') or {}
+    if isinstance(dist.get('backend'), str):
+        facts['dist-backend'] = dist['backend']
     if 'timeout' in dist:
         facts['dist-timeout'] = _seconds(dist['timeout'])
         if facts['dist-timeout'] is None:

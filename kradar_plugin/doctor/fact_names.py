@@ -41,6 +41,7 @@ FACTS = (
     Fact('shm-free', 'probe', 'free bytes of /dev/shm'),
     Fact('nofile', 'probe', 'soft limit of open file descriptors (ulimit -n)'),
     Fact('shm-managers', 'probe', 'number of torch_shm_manager processes running'),
+    Fact('nccl-env', 'probe', '{name: value} of the NCCL error-handling variables set (TORCH_/NCCL_ASYNC_ERROR_HANDLING, ...BLOCKING_WAIT)'),
     Fact('leftovers', 'probe', "{'processes', 'shm-managers', 'shm-segments'} left by earlier runs"),
     # ---- frameworks imported in a subprocess, or already imported by the caller (probes/framework.py)
     Fact('numpy-runtime', 'framework probe', 'numpy.__version__ of the numpy that imports'),
@@ -69,6 +70,7 @@ FACTS = (
     Fact('gpus-for-run', '--config', "GPUs per node of the run (config's gpus/gpu_ids, else this node's, else 1)"),
     Fact('dist-timeout', '--config', 'process-group timeout in seconds (dist_params / env_cfg.dist_cfg)'),
     Fact('dist-timeout-invalid', '--config', 'repr of a timeout that is neither seconds nor a timedelta'),
+    Fact('dist-backend', '--config', 'dist_params.backend (or env_cfg.dist_cfg.backend)'),
     Fact('evaluation', '--config', 'whether the config evaluates during training'),
     Fact('pipeline', '--config', "sorted transform types of the config's pipelines"),
     Fact('find-unused-parameters', '--config', "the DDP wrapper's find_unused_parameters"),

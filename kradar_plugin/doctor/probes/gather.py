@@ -5,7 +5,7 @@ from .framework import framework_probe, loaded_framework_facts
 from .imports import IMPORT_MODULES, import_probe
 from .openmmlab import probe_installed_ranges, probe_mmcv_ext_file
 from .packages import conda_meta_dir, probe_conda_packages, probe_distributions, probe_python
-from .system import probe_nofile, probe_shm, probe_shm_free, probe_shm_managers
+from .system import probe_nccl_env, probe_nofile, probe_shm, probe_shm_free, probe_shm_managers
 
 
 def gather(quick=False, skip=()):
@@ -27,6 +27,7 @@ def gather(quick=False, skip=()):
     facts['shm-free'] = probe_shm_free()
     facts['nofile'] = probe_nofile()
     facts['shm-managers'] = probe_shm_managers()
+    facts['nccl-env'] = probe_nccl_env()
     try:
         from ..pitfalls.leftovers import probe_leftovers
         facts['leftovers'] = probe_leftovers()

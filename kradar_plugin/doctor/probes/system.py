@@ -42,3 +42,13 @@ def probe_shm_managers(proc='/proc'):
         if (read_text(comm) or '').strip() == SHM_MANAGER_COMM:
             count += 1
     return count
+
+
+NCCL_ERROR_VARIABLES = ('TORCH_NCCL_ASYNC_ERROR_HANDLING', 'NCCL_ASYNC_ERROR_HANDLING', 'TORCH_NCCL_BLOCKING_WAIT',
+                        'NCCL_BLOCKING_WAIT')
+
+
+def probe_nccl_env(environ=None):
+    """{name: value} of the NCCL error-handling variables set in this environment."""
+    environ = os.environ if environ is None else environ
+    return dict((k, environ[k]) for k in NCCL_ERROR_VARIABLES if k in environ)

@@ -14,6 +14,7 @@ check family:
 - gpu.py: torch-gpu (and ``has_gpu``)
 - system.py: shm, sharing-strategy
 - launch.py: local-rank, dist-timeout
+- nccl.py: nccl-failfast
 - checkpoint.py: box-convention
 - dist_pitfalls.py: sampler, worker-pickle, worker-cuda, import-cuda, ddp-inplace-view, unused-params,
   shm-batch, leftovers
@@ -24,6 +25,7 @@ from .gpu import has_gpu, torch_gpu  # noqa: F401
 from .imports import imports, probe_errors  # noqa: F401
 from .launch import dist_timeout, local_rank  # noqa: F401
 from .mmcv import mmcv_full, mmcv_torch, mmcv_wheel  # noqa: F401
+from .nccl import nccl_failfast  # noqa: F401
 from .numba import compile_test, libnvvm, numba_cuda, numba_driver, numba_numpy, numba_python  # noqa: F401
 from .numpy_base import numpy_base  # noqa: F401
 from .openmmlab import mmdet3d_numpy, mmengine_torch, openmmlab_mix, openmmlab_ranges, yapf  # noqa: F401

@@ -1,0 +1,57 @@
+"""The rule of a NCCL launch ending fast when a rank is lost (``nccl-failfast``).
+
+With the NCCL backend the process-group ``timeout`` is enforced only when asynchronous error handling (or
+blocking wait) is on: NCCL's watchdog then aborts a collective that waits longer and ends the process; with
+it off, the ranks that wait for a lost peer wait for ever. torchrun and ``torch.distributed.launch`` (the
+elastic agent, torch 1.9 ... 2.x) set ``NCCL_ASYNC_ERROR_HANDLING=1`` for their workers; ``srun``, ``mpirun``
+and a plain ``python`` set nothing. torch >= 2.2 reads ``TORCH_NCCL_ASYNC_ERROR_HANDLING`` (the old name still
+works, with a deprecation warning); its documentation gives 3 as the default of recent releases.
+"""
+from ...compat.versions import parse_version
+from ..result import CheckResult, skip
+
+ASYNC = ('TORCH_NCCL_ASYNC_ERROR_HANDLING', 'NCCL_ASYNC_ERROR_HANDLING')
+BLOCKING = ('TORCH_NCCL_BLOCKING_WAIT', 'NCCL_BLOCKING_WAIT')
+FIX = ('export TORCH_NCCL_ASYNC_ERROR_HANDLING=1 NCCL_ASYNC_ERROR_HANDLING=1 (every node, before the launcher; '
+       'both names: torch < 2.2 reads the second) and dist_params = dict(backend=\'nccl\', timeout=<seconds>) '
+       'above the longest rank-0 evaluation')
+
+
+def _first(env, names):
+    for name in names:
+        if env.get(name) not in (None, ''):
+            return name, env[name].strip()
+    return None, None
+
+
+def nccl_failfast(facts):
+    backend = facts.get('dist-backend')
+    if not facts.get('config'):
+        return skip('nccl-failfast', 'no --config')
+    if backend != 'nccl':
+        return skip('nccl-failfast', "the config's backend is {}".format(backend or 'not set (mmcv: nccl)')) \
+            if backend else skip('nccl-failfast', 'dist_params names no backend')
+    env = facts.get('nccl-env') or {}
+    timeout = facts.get('dist-timeout')
+    timeout_text = 'the {:g} s timeout of dist_params'.format(timeout) if timeout else \
+        'the default 30 min timeout (dist_params has none)'
+    name, value = _first(env, ASYNC)
+    blocking, blocking_value = _first(env, BLOCKING)
+    if blocking and blocking_value not in ('0',):
+        return []
+    if name and value not in ('0',):
+        return [] if timeout else [CheckResult(
+            'nccl-failfast', 'WARN', '{}={}: NCCL aborts a stuck collective after {}: a lost rank holds the '
+            'others that long'.format(name, value, timeout_text), FIX)]
+    if name:
+        return [CheckResult('nccl-failfast', 'FAIL', '{}=0: NCCL never aborts a collective, so the ranks that wait '
+                            'for a lost rank (OOM-killed, node failure) hang for ever, whatever the '
+                            'timeout'.format(name), FIX)]
+    torch_v = parse_version(facts.get('torch'))
+    recent = torch_v is not None and torch_v >= parse_version('2.2')
+    return [CheckResult(
+        'nccl-failfast', 'WARN',
+        'no TORCH_NCCL_ASYNC_ERROR_HANDLING / NCCL_ASYNC_ERROR_HANDLING in this environment: torchrun and '
+        'torch.distributed.launch set it for their workers, srun/mpirun/python do not; {}'.format(
+            "torch {}'s own default then decides".format(facts['torch']) if recent else
+            'then ranks waiting for a lost rank ignore {} and hang'.format(timeout_text)), FIX)]
