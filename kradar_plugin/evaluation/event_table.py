@@ -14,11 +14,8 @@ are the first rows of the global score order.
 """
 import numpy as np
 
-from . import _jit
-from . import ap as ap_mod
-from . import report, statistics
-from .kradar_eval import Evaluation, _dontcare, _plan, _threads
-from .subset import frames_with_gt
+from . import matching, report, statistics
+from .kradar_eval import Evaluation
 
 
 class EventTable(object):
@@ -29,7 +26,9 @@ class EventTable(object):
         frames = prepared.frames
         self.proto = proto
         self.classes = tuple(classes)
-        self.metrics, self.compute_aos, ignores, self.same_as, _ = _plan(proto, frames, classes, eval_types)
+        plan = matching.plan_curves(proto, frames, classes, eval_types)
+        self.metrics, self.compute_aos, self.same_as = plan.metrics, plan.compute_aos, plan.same_as
+        ignores = plan.ignores
         self.columns = proto.column_labels()
         self.n_frames = n = frames.n_frames
         order = prepared.order
@@ -37,48 +36,31 @@ class EventTable(object):
         dt_frame = np.repeat(np.arange(n, dtype=np.int64), np.diff(frames.dt_off))
         self.glob_frame = dt_frame[order.glob]          # frame of each detection, in global score order
         gt_frame = np.repeat(np.arange(n, dtype=np.int64), np.diff(frames.gt_off))
-        self.has_gt = frames_with_gt(frames, classes)
+        self.kept = matching.frames_kept(frames, classes, proto)     # the frame rule
         self.gt_per_frame = {}
         self.takes_part = {}
         for key, (ign_gt, ign_dt) in ignores.items():
             self.gt_per_frame[key] = np.bincount(gt_frame[ign_gt == 0], minlength=n).astype(np.int64)
             self.takes_part[key] = np.ascontiguousarray(ign_dt[order.glob] != -1)
-        kitti = proto.threshold_selection == 'kitti41'
-        tasks = [(metric, c, k, i) for metric in self.metrics for (c, k) in sorted(ignores)
-                 if (c, k) not in self.same_as for i in range(len(proto.iou_thresholds))]
-        args = {}
-        for metric in self.metrics:
-            args[metric] = (prepared.overlaps(metric, proto), prepared.pairs.ov_off, frames.gt_off,
-                            frames.dt_off, prepared.scores, prepared.gt_alpha, prepared.dt_alpha,
-                            _dontcare(frames, metric))
+        self.rule = rule = matching.curve_rule(proto)
+        args = dict((metric, matching.match_inputs(prepared, metric, proto)) for metric in self.metrics)
 
         def run(task):
-            metric, c, k, i = task
-            ign_gt, ign_dt = ignores[(c, k)]
+            ign_gt, ign_dt = ignores[(task.cls, task.column)]
             (events, _), tp_scores, tp_frame = statistics.events_for(
-                args[metric], ign_gt, ign_dt, order, float(proto.iou_thresholds[i]),
-                metric == 'bbox' and self.compute_aos, kitti, with_frames=True)
+                args[task.metric], ign_gt, ign_dt, order, float(proto.iou_thresholds[task.iou]),
+                task.metric == 'bbox' and self.compute_aos, rule.first_pass, with_frames=True)
             return events, tp_scores, tp_frame
 
-        self.events = {}
-        if tasks:
-            self.events[tasks[0]] = run(tasks[0])      # compiles (or loads) the kernels once
-        threads = min(_threads(), len(tasks) - 1) if _jit.mode()[0] == 'numba' else 1
-        if threads > 1:
-            from concurrent.futures import ThreadPoolExecutor
-            with ThreadPoolExecutor(max_workers=threads) as pool:
-                for task, out in zip(tasks[1:], pool.map(run, tasks[1:])):
-                    self.events[task] = out
-        else:
-            for task in tasks[1:]:
-                self.events[task] = run(task)
+        tasks = matching.tasks_of(plan, len(proto.iou_thresholds))
+        self.events = dict(zip(tasks, matching.run_tasks(tasks, run)))
 
     def frame_weights(self, frame_idx, frame_rule=True):
         """How often each frame is drawn (int64, one per frame) for the frames ``frame_idx`` (repeats
         allowed); with ``frame_rule``, frames without GT get 0 where the protocol drops them."""
         weights = np.bincount(np.asarray(frame_idx, dtype=np.int64), minlength=self.n_frames).astype(np.int64)
-        if frame_rule and self.proto.drop_frames_without_gt:
-            weights[~self.has_gt] = 0
+        if frame_rule:
+            weights[~self.kept] = 0
         return weights
 
     def evaluate(self, weights, score_threshold=None):
@@ -99,10 +81,8 @@ class EventTable(object):
         desc = np.take(self.desc, rows)
         n_keep = [len(desc) if t is None else int(np.searchsorted(-desc, -float(t), side='left'))
                   for t in score_thresholds]
-        proto, classes = self.proto, self.classes
-        kitti = proto.threshold_selection == 'kitti41'
-        # the similarity column only serves AOS; the every-score kernel reads all four
-        cols = 4 if (self.compute_aos or not kitti) else 3
+        proto, classes, rule = self.proto, self.classes, self.rule
+        cols = rule.event_columns(self.compute_aos)
         shape = (len(classes), len(self.columns), len(proto.iou_thresholds))
         compute_aos = self.compute_aos and 'bbox' in self.metrics
         num_gt = dict((key, int(np.dot(weights, per_frame))) for key, per_frame in self.gt_per_frame.items())
@@ -114,28 +94,23 @@ class EventTable(object):
             result.aos = np.zeros(shape) if compute_aos else None
             result.ap = dict((metric, np.zeros(shape)) for metric in self.metrics)
             results.append(result)
-        takes_part = dict((key, np.take(part, rows)) for key, part in self.takes_part.items()) if not kitti else {}
+        takes_part = dict((key, np.take(part, rows)) for key, part in self.takes_part.items()) \
+            if rule.reads_takes_part else dict.fromkeys(self.takes_part)
         for (metric, c, k, i), (events, tp_scores, tp_frame) in self.events.items():
             selected = np.take(events, rows, axis=0)
             if cols < selected.shape[1]:
                 selected = selected[:, :cols]
             if row_w is not None:
                 selected = selected * row_w
-            cum = None
-            if kitti:
-                cum = np.zeros((len(selected) + 1, cols), dtype=np.float64)
-                np.cumsum(selected, axis=0, out=cum[1:])
+            state = rule.selection(selected)
             tp_w = np.take(weights, tp_frame)
             with_aos = metric == 'bbox' and compute_aos
             for result, threshold, keep in zip(results, score_thresholds, n_keep):
                 w = tp_w if threshold is None else np.where(tp_scores > float(threshold), tp_w, 0)
                 picked = w > 0
                 tps = np.repeat(tp_scores[picked], w[picked])
-                if kitti:
-                    value, aos = _kitti_curve(proto, cum, num_gt[(c, k)], tps, desc, with_aos)
-                else:
-                    value, aos = _every_score_curve(proto, selected[:keep], num_gt[(c, k)], desc[:keep],
-                                                    takes_part[(c, k)][:keep], with_aos)
+                value, aos = rule.of_selection(proto, state, keep, num_gt[(c, k)], tps, desc, takes_part[(c, k)],
+                                               with_aos)
                 result.ap[metric][c, k, i] = value
                 if aos is not None:
                     result.aos[c, k, i] = aos
@@ -147,31 +122,6 @@ class EventTable(object):
                     result.aos[c, k] = result.aos[c, j]
             result.ap_dict = report.ap_dict(result)
         return results
-
-
-def _kitti_curve(proto, cum, num_gt, tp_scores, desc, compute_aos):
-    """(AP, AOS or None) from the cumulative events of a selection (rows in descending score order) at
-    KITTI's 41 thresholds picked from ``tp_scores``."""
-    thresholds = ap_mod.get_thresholds(tp_scores, num_gt)
-    at = cum[np.searchsorted(-desc, -thresholds, side='right')]
-    tp, fp = at[:, 0], at[:, 1]
-    fn = at[:, 2] + num_gt
-    precision = ap_mod.ratios(tp, tp + fp)
-    recall = ap_mod.ratios(tp, tp + fn)
-    orientation = ap_mod.ratios(at[:, 3], tp + fp) if compute_aos else precision
-    value, aos, _, _ = ap_mod.curve_ap(proto.interpolation, recall, precision, orientation, None, compute_aos)
-    return value, aos
-
-
-def _every_score_curve(proto, events, num_gt, desc, takes_part, compute_aos):
-    """(AP, AOS or None) from a selection's events at every score (the exact envelope)."""
-    if events.shape[1] < 4:
-        events = np.concatenate([events, np.zeros((len(events), 1))], axis=1)
-    (_, recall, precision, orientation), best_p, best_o = statistics.envelope(
-        events, num_gt, takes_part, desc, ap_mod.CURVE_POSITIONS)
-    value, aos, _, _ = ap_mod.curve_ap(proto.interpolation, recall, precision, orientation, (best_p, best_o),
-                                       compute_aos)
-    return value, aos
 
 
 def group_metrics(evaluation):

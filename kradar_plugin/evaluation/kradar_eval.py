@@ -3,21 +3,15 @@
 ``evaluate_annos`` does the work and returns an :class:`Evaluation` (APs, curves, counts);
 ``kradar_eval`` returns ``(result_str, ap_dict)`` like EchoFusion's function.
 """
-import os
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 
-from .. import settings
-from . import _jit
 from . import ap as ap_mod
 from . import geometry
+from . import matching
 from . import statistics
-from .protocols import (FAKE_2D_BOX, KITTI_MAX_OCCLUSION, KITTI_MAX_TRUNCATION, KITTI_MIN_HEIGHT,
-                        get_protocol)
+from .matching import METRICS  # noqa: F401  (this module's public name since the first release)
+from .protocols import FAKE_2D_BOX, get_protocol
 from .validation import check_eval_types, check_frames, resolve_classes
-
-METRICS = ('bbox', 'bev', '3d')
 #: EchoFusion's default ``eval_types`` (a tuple here: never mutated)
 DEFAULT_EVAL_TYPES = ('bev', '3d')
 
@@ -56,62 +50,6 @@ class Evaluation(object):
         return report.compact_table([self])
 
 
-def _ignore_arrays(frames, cls, column, protocol):
-    """KITTI ignore codes (0 counted, 1 ignored, -1 other class) of GT and detections for one class and
-    one difficulty column."""
-    gt, dt = frames.gt, frames.dt
-    similar = [b for a, b in protocol.similar_classes if a.lower() == cls.lower()]
-    neighbours = [c for name in similar for c in frames.codes_of(name)]
-    gt_valid = np.where(np.isin(gt['code'], frames.codes_of(cls)), 1, -1)
-    if neighbours:
-        gt_valid[(gt_valid == -1) & np.isin(gt['code'], neighbours)] = 0
-    dt_valid = np.isin(dt['code'], frames.codes_of(cls))
-    if protocol.difficulty == 'kitti':
-        height = gt['bbox'][:, 3] - gt['bbox'][:, 1]
-        gt_out = ((gt['occluded'] > KITTI_MAX_OCCLUSION[column]) |
-                  (gt['truncated'] > KITTI_MAX_TRUNCATION[column]) |
-                  (height <= KITTI_MIN_HEIGHT[column]))
-        dt_height = np.abs(dt['bbox'][:, 3] - dt['bbox'][:, 1])
-        ign_dt = np.where(dt_height < KITTI_MIN_HEIGHT[column], 1, np.where(dt_valid, 0, -1))
-    else:
-        if column == 0:
-            gt_out = np.zeros(len(gt_valid), dtype=bool)
-            dt_out = np.zeros(len(dt_valid), dtype=bool)
-        else:
-            lo, hi = protocol.distance_edges[column - 1], protocol.distance_edges[column]
-            last = column == len(protocol.distance_edges) - 1
-            gt_out = ~_in_bin(gt['location'], lo, hi, last)
-            dt_out = ~_in_bin(dt['location'], lo, hi, last)
-        ign_dt = np.where(dt_valid, np.where(dt_out, 1, 0), -1)
-    ign_gt = np.where((gt_valid == 1) & ~gt_out, 0, np.where((gt_valid == 0) | ((gt_valid == 1) & gt_out), 1, -1))
-    return ign_gt.astype(np.int64), ign_dt.astype(np.int64)
-
-
-def _in_bin(location, lo, hi, last):
-    """BEV distance from the sensor (location is (y, z, x)) in [lo, hi), the last bin closed at hi."""
-    dist = np.hypot(location[:, 0], location[:, 2])
-    return (dist >= lo) & ((dist <= hi) if last else (dist < hi))
-
-
-def _dontcare(frames, metric):
-    """``dc_hits(min_overlap)``: per detection, does it overlap a DontCare box of its frame (criterion 0,
-    2D metric only: always False otherwise)."""
-    n = frames.n_frames
-    n_dt = len(frames.dt['score'])
-    is_dc = np.isin(frames.gt['code'], frames.codes_of('DontCare', case_sensitive=True))
-    if metric != 'bbox' or not is_dc.any():
-        none = np.zeros(n_dt, dtype=np.bool_)
-        return lambda min_overlap: none
-    dc_rows = np.nonzero(is_dc)[0]
-    dc_frame = np.searchsorted(frames.gt_off, dc_rows, side='right') - 1
-    dc_num = np.bincount(dc_frame, minlength=n).astype(np.int64)
-    dc_off = np.zeros(n + 1, dtype=np.int64)
-    dc_off[1:] = np.cumsum(dc_num)
-    dc_pairs = geometry.FramePairs(frames.dt_off, dc_off)
-    ov = geometry.image_overlap(frames.dt['bbox'][dc_pairs.dt], frames.gt['bbox'][dc_rows][dc_pairs.gt], 0)
-    return lambda min_overlap: statistics.dontcare_hits(n_dt, ov, dc_pairs, min_overlap)
-
-
 def _overlaps(frames, pairs, metric, protocol, cache):
     """Flat per-pair overlaps for ``metric``; the BEV intersection areas are shared by bev and 3d."""
     gt, dt = frames.gt, frames.dt
@@ -129,19 +67,6 @@ def _overlaps(frames, pairs, metric, protocol, cache):
                            protocol.z_center)
 
 
-def _fake_2d(frames):
-    boxes = np.concatenate([frames.gt['bbox'], frames.dt['bbox']], axis=0)
-    return len(boxes) == 0 or bool(np.all(boxes == np.asarray(FAKE_2D_BOX)))
-
-
-def _alpha_valid(frames):
-    """Legacy AOS switch: some detection alpha != -10 and some frame's first GT alpha != -10."""
-    dt_ok = bool(np.any(frames.dt['alpha'] != -10))
-    starts = frames.gt_off[:-1][np.diff(frames.gt_off) > 0]
-    gt_ok = bool(np.any(frames.gt['alpha'][starts] != -10)) if len(starts) else False
-    return dt_ok and gt_ok
-
-
 def _thin(n):
     """Indices of the operating points kept for a curve of ``n`` points."""
     if n <= MAX_CURVE_POINTS:
@@ -151,19 +76,10 @@ def _thin(n):
 
 def _one_curve(protocol, args, ign_gt, ign_dt, order, min_overlap, compute_aos):
     """AP (and AOS) for one class / column / metric / IoU threshold; returns (ap, aos, curve)."""
-    kitti = protocol.threshold_selection == 'kitti41'
-    events, tp_scores = statistics.events_for(args, ign_gt, ign_dt, order, min_overlap, compute_aos, kitti)
-    envelope = None
-    if kitti:
-        thresholds = ap_mod.get_thresholds(tp_scores, int(np.sum(ign_gt == 0)))
-        tp, fp, fn, sim = statistics.counts_at(statistics.thresholds_kitti(thresholds, order), events)
-        precision = ap_mod.ratios(tp, tp + fp)
-        recall = ap_mod.ratios(tp, tp + fn)
-        orientation = ap_mod.ratios(sim, tp + fp)
-    else:   # every score of a detection that takes part, and the exact envelope at the curve positions
-        (thresholds, recall, precision, orientation), best_p, best_o = statistics.every_score_curve(
-            events, ign_dt, order, ap_mod.CURVE_POSITIONS)
-        envelope = (best_p, best_o)
+    rule = matching.curve_rule(protocol)
+    events, tp_scores = statistics.events_for(args, ign_gt, ign_dt, order, min_overlap, compute_aos,
+                                              rule.first_pass)
+    thresholds, recall, precision, orientation, envelope = rule.pooled(events, tp_scores, ign_gt, ign_dt, order)
     value, aos, curve_recall, curve_precision = ap_mod.curve_ap(protocol.interpolation, recall, precision,
                                                                 orientation, envelope, compute_aos)
     keep = _thin(len(thresholds))
@@ -274,10 +190,10 @@ def evaluate_prepared(prepared, current_classes, protocols, eval_types=DEFAULT_E
     frames = prepared.frames
     classes = resolve_classes(current_classes)
     views = _views(prepared, protos, classes, frame_rule, score_threshold)
-    plans = [_plan(proto, views[proto.drop_frames_without_gt].frames if views else frames, classes, eval_types)
-             for proto in protos]
+    plans = [matching.plan_curves(proto, views[proto.drop_frames_without_gt].frames if views else frames, classes,
+                                  eval_types) for proto in protos]
     if progress is not None:
-        progress.start(1 + sum(plan[-1] for plan in plans), 'K-Radar {} ({} frames)'.format(
+        progress.start(1 + sum(plan.n_curves for plan in plans), 'K-Radar {} ({} frames)'.format(
             '/'.join(p.name for p in protos), frames.n_frames))
         progress.update(1)
     try:
@@ -290,51 +206,16 @@ def evaluate_prepared(prepared, current_classes, protocols, eval_types=DEFAULT_E
 
 def _views(prepared, protos, classes, frame_rule, score_threshold):
     """{drops frames without GT: prepared subset} when a frame rule or threshold applies, else None."""
-    from .subset import frames_with_gt, select
+    from .subset import select
     n = prepared.frames.n_frames
-    empty = ~frames_with_gt(prepared.frames, classes)
-    dropping = frame_rule and bool(empty.any()) and any(p.drop_frames_without_gt for p in protos)
-    if not dropping and score_threshold is None:
+    kept = {}
+    for proto in protos:     # the frame rule (matching.frames_kept) where asked for, else every frame
+        kept[proto.drop_frames_without_gt] = (matching.frames_kept(prepared.frames, classes, proto) if frame_rule
+                                              else np.ones(n, dtype=bool))
+    if all(k.all() for k in kept.values()) and score_threshold is None:
         return None
     keep = None if score_threshold is None else prepared.scores > float(score_threshold)
-    views = {}
-    for drop in set(p.drop_frames_without_gt for p in protos):
-        frames = np.flatnonzero(~empty) if (drop and dropping) else np.arange(n)
-        views[drop] = select(prepared, frames, keep)
-    return views
-
-
-def _plan(proto, frames, classes, eval_types):
-    """(metrics, compute_aos, ignore codes per (class, column), aliases of identical columns, curves)."""
-    metrics = [m for m in METRICS if m in eval_types]
-    if 'bbox' in metrics and proto.bbox_2d == 'if_real' and _fake_2d(frames):
-        metrics.remove('bbox')
-    compute_aos = 'bbox' in metrics and _alpha_valid(frames)
-    columns = proto.column_labels()
-    ignores = {}
-    for c, cls in enumerate(classes):
-        for k in range(len(columns)):
-            ignores[(c, k)] = _ignore_arrays(frames, cls, k, proto)
-    # identical ignore codes (the dead KITTI columns on K-Radar) give identical numbers: evaluate once
-    same_as = {}
-    for c in range(len(classes)):
-        for k in range(len(columns)):
-            for j in range(k):
-                if same_as.get((c, j), j) == j and all(np.array_equal(a, b) for a, b in
-                                                       zip(ignores[(c, k)], ignores[(c, j)])):
-                    same_as[(c, k)] = j
-                    break
-    n_curves = len(metrics) * len(proto.iou_thresholds) * (len(classes) * len(columns) - len(same_as))
-    return metrics, compute_aos, ignores, same_as, n_curves
-
-
-def _threads():
-    """Worker threads for the curves: ``$KRADAR_EVAL_THREADS``, else up to 4 (the compiled kernels release
-    the GIL, so the curves of one evaluation run side by side)."""
-    value = settings.raw('KRADAR_EVAL_THREADS')
-    if value:
-        return max(1, int(value))
-    return max(1, min(4, os.cpu_count() or 1))
+    return dict((drop, select(prepared, np.flatnonzero(k), keep)) for drop, k in kept.items())
 
 
 def _evaluate(proto, prepared, classes, plan, progress):
@@ -350,38 +231,24 @@ def _evaluate(proto, prepared, classes, plan, progress):
         result.aos = np.zeros((len(classes), len(columns), n_iou))
     args = {}
     for metric in metrics:
-        args[metric] = (prepared.overlaps(metric, proto), prepared.pairs.ov_off, frames.gt_off, frames.dt_off,
-                        prepared.scores, prepared.gt_alpha, prepared.dt_alpha, _dontcare(frames, metric))
+        args[metric] = matching.match_inputs(prepared, metric, proto)
         result.ap[metric] = np.zeros((len(classes), len(columns), n_iou))
-    tasks = [(metric, c, k, i) for metric in metrics for c in range(len(classes)) for k in range(len(columns))
-             if (c, k) not in same_as for i in range(n_iou)]
 
     def curve(task):
-        metric, c, k, i = task
-        ign_gt, ign_dt = ignores[(c, k)]
-        return _one_curve(proto, args[metric], ign_gt, ign_dt, order, float(proto.iou_thresholds[i]),
-                          metric == 'bbox' and compute_aos)
+        ign_gt, ign_dt = ignores[(task.cls, task.column)]
+        return _one_curve(proto, args[task.metric], ign_gt, ign_dt, order, float(proto.iou_thresholds[task.iou]),
+                          task.metric == 'bbox' and compute_aos)
 
     def store(task, out):
-        metric, c, k, i = task
         value, aos, curve_ = out
-        result.ap[metric][c, k, i] = value
+        result.ap[task.metric][task.cls, task.column, task.iou] = value
         if aos is not None:
-            result.aos[c, k, i] = aos
-        result.curves[(metric, classes[c], k, i)] = curve_
+            result.aos[task.cls, task.column, task.iou] = aos
+        result.curves[(task.metric, classes[task.cls], task.column, task.iou)] = curve_
         if progress is not None:
             progress.update(1)
 
-    if tasks:
-        store(tasks[0], curve(tasks[0]))        # the first one compiles (or loads) the kernels
-    threads = min(_threads(), len(tasks) - 1) if _jit.mode()[0] == 'numba' else 1
-    if threads > 1:
-        with ThreadPoolExecutor(max_workers=threads) as pool:
-            for task, out in zip(tasks[1:], pool.map(curve, tasks[1:])):
-                store(task, out)
-    else:
-        for task in tasks[1:]:
-            store(task, curve(task))
+    matching.run_tasks(matching.tasks_of(plan, n_iou), curve, store)
     for metric in metrics:
         for (c, k), j in same_as.items():
             result.ap[metric][c, k] = result.ap[metric][c, j]
