@@ -10,6 +10,7 @@ import os
 import sys
 
 from ..version import __version__
+from .evaluator import SideSet
 from .protocols import BENCHMARKS, PROTOCOL_NAMES
 
 
@@ -142,7 +143,8 @@ def _evaluations(args):
     if args.conditions:
         from . import conditions as cond
         conditions = cond.load(args.conditions, len(gt), trusted=args.trust_pickle, limits=limits(args))
-    return _evaluate_sides(args, names, overrides, [(gt, dt, other, conditions)], make_bar, frame_rule=True)
+    return _evaluate_sides(args, names, overrides, [SideSet(gt, dt, other, conditions)], make_bar,
+                           frame_rule=True)
 
 
 def _warn_label_version(benchmark, versions):
@@ -175,7 +177,8 @@ def _evaluate_kitti(args, names, overrides, make_bar):
         sys.stderr.write('kradar-eval: note: K-Radar\'s prediction folders name no sequence: --bootstrap resamples '
                          'frames, not sequences (give --conditions with a sequence per frame for sequence '
                          'intervals)\n')
-    return _evaluate_sides(args, names, overrides, [(gt, dt, None, conditions)], make_bar, frame_rule=True)
+    return _evaluate_sides(args, names, overrides, [SideSet(gt, dt, None, conditions)], make_bar,
+                           frame_rule=True)
 
 
 def _relabel(args):
@@ -261,7 +264,7 @@ def _evaluate_results(args, names, overrides, make_bar):
     for proto in protos:
         gt_side, dt_side, kept = converted.sides(proto, fields)
         b_side = other.sides(proto, fields)[1] if other is not None else None
-        inputs.append((gt_side, dt_side, b_side, [rows[i] for i in kept] if rows is not None else None))
+        inputs.append(SideSet(gt_side, dt_side, b_side, [rows[i] for i in kept] if rows is not None else None))
     return _evaluate_sides(args, names, overrides, inputs, make_bar, frame_rule=False, evaluator=evaluator)
 
 

@@ -11,11 +11,17 @@ below, on already converted sides (what the CLI's annotation path and its worker
 ``kradar_eval()`` stays EchoFusion's drop-in function (``kradar_eval.py``); this object adds what a dataset
 evaluation needs around it.
 """
+import collections
+
 from .kradar_eval import DEFAULT_EVAL_TYPES, evaluate_prepared, fields_read, prepare
 from .protocols import BENCHMARKS, Protocol, get_protocol
 
 #: the condition keys EchoFusion's infos carry at the top level
 CONDITION_KEYS = ('road_type', 'capture_time', 'climate')
+
+SideSet = collections.namedtuple('SideSet', 'gt dt other conditions')
+SideSet.__doc__ = ("One input of :meth:`KRadarEvaluator.evaluate_sides`: GT and detections (annotation lists or "
+                   "checked sides), a second model's detections or None, one condition row per frame or None.")
 
 
 class KRadarEvaluator(object):
@@ -116,7 +122,7 @@ class KRadarEvaluator(object):
         inputs = []
         for proto in self.protocols:
             gt, dt, kept = conv.sides(proto, fields)
-            inputs.append((gt, dt, None, [rows[i] for i in kept] if rows is not None else None))
+            inputs.append(SideSet(gt, dt, None, [rows[i] for i in kept] if rows is not None else None))
         self.evaluate_sides(inputs, frame_rule=False)
         return dict(self.evaluations[0].ap_dict)
 
@@ -156,9 +162,8 @@ class KRadarEvaluator(object):
         return rows
 
     def evaluate_sides(self, inputs, frame_rule, progress=None):
-        """Evaluate ``inputs``: one ``(gt, dt, model B's dt or None, condition rows or None)`` shared by
-        every protocol, or one per protocol (gt/dt: annotation lists or checked sides). Each input is checked
-        and its overlaps computed once, for the pooled evaluation and every group. ``frame_rule``: drop
+        """Evaluate ``inputs``: one :class:`SideSet` shared by every protocol, or one per protocol. Each input
+        is checked and its overlaps computed once, for the pooled evaluation and every group. ``frame_rule``: drop
         frames without GT here (sides not converted by the dataset step); ``progress(n_frames)``: a bar.
         Returns (Evaluations, {protocol name: groups} or None); groups that fail for conditions found in
         the infos (``conditions='auto'``) leave their error in ``self.group_error`` instead of raising."""

@@ -8,7 +8,7 @@ sequence twice) from a prepared full set, so the polygon clipping runs once per 
 import numpy as np
 
 from . import geometry, statistics
-from .validation import Frames
+from .frames import Frames
 
 
 def ranges(starts, ends):

@@ -17,7 +17,8 @@ import numpy as np
 from kradar_plugin.evaluation.inputs.box_convention import info_location_to_radar, lidar_boxes_to_evaluator
 from kradar_plugin.evaluation.inputs.result_io import gather_results
 from kradar_plugin.evaluation.protocols import FAKE_2D_BOX
-from kradar_plugin.evaluation.validation import check_columns, frame_of, offsets_of
+from kradar_plugin.evaluation.frames import frame_of, offsets_of
+from kradar_plugin.evaluation.validation import check_columns
 
 #: optional GT fields: (name, trailing shape, default when an info lacks it)
 GT_OPTIONAL = (('truncated', (), 0.0), ('occluded', (), 0.0), ('alpha', (), 0.0), ('bbox', (4,), FAKE_2D_BOX))

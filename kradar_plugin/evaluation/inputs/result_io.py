@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from kradar_plugin.evaluation.validation import frame_of, offsets_of
+from kradar_plugin.evaluation.frames import frame_of, offsets_of
 
 RESULT_KEYS = ('boxes_3d', 'scores_3d', 'labels_3d')
 
