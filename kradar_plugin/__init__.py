@@ -1,6 +1,6 @@
 """kradar_plugin: K-Radar tooling for mmcv/mmdet/mmdet3d projects.
 
-One ``custom_imports = dict(imports=['kradar_plugin'])`` line gives a config the guarded rotated IoU (also
+One ``custom_imports = dict(imports=['kradar_plugin'])`` line gives a config the checked rotated IoU (also
 under mmdet3d's own module paths), the K-Radar dataset and evaluator, and the eval-only runner switch.
 Importing needs numpy alone; mmcv/mmdet components are registered only when those frameworks import.
 """

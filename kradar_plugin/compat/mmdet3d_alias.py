@@ -1,11 +1,11 @@
-"""Serve the guarded rotated IoU under mmdet3d's own module paths.
+"""Serve the checked rotated IoU under mmdet3d's own module paths.
 
 mmdet3d's ``kitti_utils/rotate_iou.py`` declares its CUDA kernel with an explicit signature, so numba
 compiles it the moment the module is imported, and that import fails (NvvmError, CudaSupportError, ...)
 on many machines, typically at the first evaluation after a whole epoch. Placing our module in
 ``sys.modules`` under those names before anything imports them makes every
 ``from mmdet3d...kitti_utils.rotate_iou import rotate_iou_gpu_eval`` (including mmdet3d's own lazy
-imports in ``kitti_utils/eval.py``) get the guarded function, and the crashing file is never executed.
+imports in ``kitti_utils/eval.py``) get the checked function, and the crashing file is never executed.
 Installed only when mmdet3d is installed; nothing here imports mmdet3d (0.17 asserts an mmcv range).
 """
 import sys

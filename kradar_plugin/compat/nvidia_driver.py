@@ -1,5 +1,5 @@
 """The NVIDIA driver version, read without loading CUDA (a driver >= 580 segfaults old numba's CUDA
-target). Shared by the rotated-IoU guard and the doctor's probes."""
+target). Shared by the rotated-IoU backend choice and the doctor's probes."""
 import re
 import subprocess
 

@@ -124,11 +124,12 @@ def plan_curves(proto, frames, classes, eval_types):
 
 
 def worker_threads():
-    """Worker threads for the curves: ``$KRADAR_EVAL_THREADS``, else up to 4 (the compiled kernels release
-    the GIL, so the curves of one evaluation run side by side)."""
-    value = settings.raw('KRADAR_EVAL_THREADS')
-    if value:
-        return max(1, int(value))
+    """Worker threads for the curves: ``KRADAR_EVAL_THREADS`` (a positive integer; anything else is an error
+    naming the variable), else up to 4 (the compiled kernels release the GIL, so the curves of one evaluation
+    run side by side)."""
+    value = settings.positive_int('KRADAR_EVAL_THREADS')
+    if value is not None:
+        return value
     return max(1, min(4, os.cpu_count() or 1))
 
 

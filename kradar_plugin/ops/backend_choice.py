@@ -99,14 +99,15 @@ def _load_numba():
     except ImportError as exc:
         raise BackendUnavailable('numba', 'numba is not importable (%s)' % exc, "pip install numba", quiet=True)
     from ..compat import facts
-    _refuse_on_fail('numba', facts.numba_cpu_findings(numba.__version__, np.__version__, _python()))
+    refuse_on_fail('numba', facts.numba_cpu_findings(numba.__version__, np.__version__, python_version()))
     try:
         from . import backend_numba_cpu
         return _trial(Backend('numba', backend_numba_cpu.intersection_areas))
     except BackendUnavailable:
         raise
     except Exception as exc:  # a broken numba install fails in many ways; report the real one
-        raise BackendUnavailable('numba', _describe(exc), 'pip install --upgrade numba, or KRADAR_IOU_BACKEND=numpy')
+        raise BackendUnavailable('numba', describe_error(exc),
+                                 'pip install --upgrade numba, or KRADAR_IOU_BACKEND=numpy')
 
 
 def _load_cuda():
@@ -121,8 +122,8 @@ def _load_cuda():
             raise BackendUnavailable('cuda', 'no NVIDIA driver found', quiet=True)
         from ..compat import facts
         toolkit = _cuda_toolkit_version()
-        _refuse_on_fail('cuda', facts.numba_cuda_findings(numba.__version__, np.__version__, toolkit,
-                                                           driver, _python()))
+        refuse_on_fail('cuda', facts.numba_cuda_findings(numba.__version__, np.__version__, toolkit,
+                                                           driver, python_version()))
     try:
         from numba import cuda
         if not cuda.is_available():
@@ -133,10 +134,11 @@ def _load_cuda():
     except BackendUnavailable:
         raise
     except Exception as exc:  # NvvmError, NvvmSupportError, CudaSupportError, LinkerError, ...
-        raise BackendUnavailable('cuda', _describe(exc), 'run `kradar-doctor --compile-test` for the version pair to change')
+        raise BackendUnavailable('cuda', describe_error(exc),
+                                 'run `kradar-doctor --compile-test` for the version pair to change')
 
 
-def _refuse_on_fail(name, findings):
+def refuse_on_fail(name, findings):
     fails = [f for f in findings if f.status == 'FAIL']
     if fails:
         raise BackendUnavailable(name, '; '.join(f.reason for f in fails), '; '.join(f.fix for f in fails if f.fix))
@@ -156,12 +158,12 @@ def _trial(backend):
     return backend
 
 
-def _describe(exc):
+def describe_error(exc):
     first = str(exc).strip().splitlines()
     return '%s: %s' % (type(exc).__name__, first[0] if first else '')
 
 
-def _python():
+def python_version():
     return '%d.%d.%d' % sys.version_info[:3]
 
 

@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 from .. import settings
-from . import backend_choice as guard
+from . import backend_choice
 from .boxes import as_boxes, check_criterion, corner_offsets
 
 _STATE = {}   # 'kernel': the compiled kernel, or 'failed': the BackendUnavailable that stopped it
@@ -100,21 +100,21 @@ def _offsets(off, n, name):
 
 def _use_numba(backend):
     """True to run the numba kernel; False for numpy; raises for an explicit backend that cannot run."""
-    name = backend or settings.raw(guard.ENV_VAR).lower() or None
+    name = backend or settings.raw(backend_choice.ENV_VAR).lower() or None
     if name == 'numpy':
         return False
     if name == 'cuda':
-        guard.select('cuda')                  # raises BackendUnavailable, as rotate_iou_eval does
+        backend_choice.select('cuda')                  # raises BackendUnavailable, as rotate_iou_eval does
     elif name not in (None, 'numba'):
-        guard.select(name)                    # backend_choice's ValueError for an unknown name
+        backend_choice.select(name)                    # backend_choice's ValueError for an unknown name
     if 'kernel' not in _STATE and 'failed' not in _STATE:
         try:
             _STATE['kernel'] = _load_kernel()
-        except guard.BackendUnavailable as exc:
+        except backend_choice.BackendUnavailable as exc:
             _STATE['failed'] = exc
             if not exc.quiet and name is None:
-                warnings.warn('kradar_plugin rotate_iou_frames uses numpy: {}'.format(exc), guard.FallbackWarning,
-                              stacklevel=4)
+                warnings.warn('kradar_plugin rotate_iou_frames uses numpy: {}'.format(exc),
+                              backend_choice.FallbackWarning, stacklevel=4)
     if 'failed' in _STATE:
         if name == 'numba':
             raise _STATE['failed']
@@ -126,22 +126,24 @@ def _load_kernel():
     try:
         import numba
     except ImportError as exc:
-        raise guard.BackendUnavailable('numba', 'numba is not importable (%s)' % exc, 'pip install numba',
-                                       quiet=True)
+        raise backend_choice.BackendUnavailable('numba', 'numba is not importable (%s)' % exc,
+                                                'pip install numba', quiet=True)
     from ..compat import facts
-    guard._refuse_on_fail('numba', facts.numba_cpu_findings(numba.__version__, np.__version__, guard._python()))
+    backend_choice.refuse_on_fail('numba', facts.numba_cpu_findings(numba.__version__, np.__version__,
+                                                                     backend_choice.python_version()))
     try:
         from . import _frame_blocks_numba
         kernel = _frame_blocks_numba.blocks
         _trial(kernel)
     except Exception as exc:  # noqa: BLE001 - a compile error of any kind: report it, use numpy
-        raise guard.BackendUnavailable('numba', 'compiling the frame-block kernel failed: ' + guard._describe(exc),
-                                       'pip install --upgrade numba, or KRADAR_IOU_BACKEND=numpy')
+        raise backend_choice.BackendUnavailable(
+            'numba', 'compiling the frame-block kernel failed: ' + backend_choice.describe_error(exc),
+            'pip install --upgrade numba, or KRADAR_IOU_BACKEND=numpy')
     return kernel
 
 
 def _trial(kernel):
-    boxes = guard.TRIAL_BOXES
+    boxes = backend_choice.TRIAL_BOXES
     off = np.array([0, 2, 3], dtype=np.int64)
     block_off = frame_block_offsets(off, off)
     got = np.zeros(int(block_off[-1]))

@@ -6,14 +6,14 @@ area(boxes[n]); 2: intersection area. A box's area is w * h. A zero denominator 
 """
 import numpy as np
 
-from . import backend_choice as guard
+from . import backend_choice
 from .boxes import apply_criterion, as_boxes, check_criterion
 
 
 def rotate_iou_eval(boxes, query_boxes, criterion=-1, backend=None):
     """Overlap of every box with every query box. ``backend``: None (automatic or $KRADAR_IOU_BACKEND),
     'cuda', 'numba' or 'numpy'; an explicitly requested backend that cannot run raises
-    ``guard.BackendUnavailable``."""
+    ``backend_choice.BackendUnavailable``."""
     return _overlaps(boxes, query_boxes, criterion, backend, device_id=None)
 
 
@@ -29,7 +29,7 @@ def _overlaps(boxes, query_boxes, criterion, backend, device_id):
     criterion = check_criterion(criterion)
     if len(boxes) == 0 or len(query_boxes) == 0:
         return np.zeros((len(boxes), len(query_boxes)), dtype=np.float64)
-    chosen = guard.select(backend)
+    chosen = backend_choice.select(backend)
     if chosen.name == 'cuda' and device_id is not None:
         inter = chosen.intersection_areas(boxes, query_boxes, device_id=device_id)
     else:

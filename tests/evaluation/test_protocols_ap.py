@@ -75,3 +75,14 @@ def test_get_thresholds_equals_the_legacy_loop(n_tp, num_gt):
     want = _kitti_thresholds_loop(list(scores), num_gt)
     got = ap.get_thresholds(scores, num_gt)
     assert list(got) == want
+
+
+def test_eval_threads_setting_is_checked(monkeypatch):
+    """KRADAR_EVAL_THREADS: a positive integer; 'abc' and '0' are errors naming the variable."""
+    from kradar_plugin.evaluation import matching
+    monkeypatch.setenv('KRADAR_EVAL_THREADS', '3')
+    assert matching.worker_threads() == 3
+    for bad in ('abc', '0', '-2'):
+        monkeypatch.setenv('KRADAR_EVAL_THREADS', bad)
+        with pytest.raises(ValueError, match="KRADAR_EVAL_THREADS='{}'".format(bad)):
+            matching.worker_threads()

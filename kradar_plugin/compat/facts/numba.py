@@ -3,7 +3,7 @@
 Sources: numba's CHANGE_LOG and ``numba/__init__.py`` at each tag, numba issues #6041/#6607/#8715/#10188
 (/work/shared/reference/rotate-iou.md and environment.md). Each ``*_findings`` function judges one pair and
 names the doctor check it belongs to; ``numba_cuda_findings``/``numba_cpu_findings`` are what the
-rotated-IoU guard asks before it uses a numba backend.
+rotated-IoU backend choice asks before it uses a numba backend.
 """
 import collections
 
