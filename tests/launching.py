@@ -122,6 +122,27 @@ class Nodes(object):
     def running(self):
         return any(p.poll() is None for p in self.procs)
 
+    def printed_so_far(self, node):
+        """What launcher ``node`` has printed until now."""
+        f = self.files[node]
+        f.flush()
+        with open('/proc/self/fd/{}'.format(f.fileno()), 'rb') as again:
+            return again.read().decode('utf-8', 'replace')
+
+    def workers(self, node):
+        """The pids of launcher ``node``'s worker processes (its children; Linux /proc)."""
+        pids = []
+        for name in os.listdir('/proc'):
+            if name.isdigit():
+                try:
+                    with open('/proc/{}/stat'.format(name)) as f:
+                        fields = f.read().rsplit(')', 1)[1].split()
+                except (OSError, IndexError):
+                    continue
+                if fields[1] == str(self.procs[node].pid) and fields[0] not in ('Z', 'X'):
+                    pids.append(int(name))
+        return sorted(pids)
+
     def finish(self, limit_s=HARD_LIMIT_S):
         """Wait for every launcher (killing all of them after ``limit_s``); returns self."""
         self.ended = [None] * len(self.procs)

@@ -2,17 +2,25 @@
 unmodified ``tools/train.py`` and ``dist_train.sh``: ``torch.distributed.launch``, 2 gloo processes), asked
 for by the environment only (``KRADAR_EVAL_ONLY=1 KRADAR_EVAL_CHECKPOINTS=...``): checkpoints of a real
 2-epoch training run of the project's detector, each evaluated by the project's own K-Radar evaluate in
-one launch, with the same metrics as a separate eval-only launch of that checkpoint."""
+one launch, with the same metrics as a separate eval-only launch of that checkpoint; and the same sweep
+on two simulated nodes (``torch.distributed.launch --nnodes 2``, one worker each) whose second node loses its
+worker to SIGKILL while the second checkpoint is evaluated."""
 import json
+import os
 import os.path as osp
 import pickle
+import signal
+import sys
+import time
 
 import numpy as np
 import pytest
 
 from .test_echofusion_launcher import echofusion_launch, echofusion_tools  # noqa: F401  (fixture)
 from .test_echofusion_launcher import pytestmark as launcher_marks
-from .test_launches import kradar_metrics
+from .test_launches import PROJECT_COLLECTIVE_TIMEOUT_S, kradar_metrics
+from tests import launching
+from tests.launching import TIMEOUT_SIGNATURES, Nodes, launcher_cmd
 
 pytestmark = launcher_marks  # launch, echofusion; skipped where torch.distributed.launch passes --local-rank
 SCORE_THR = ('--cfg-options', 'model.test_cfg.pts.score_thr=0.0')  # keep the low-score boxes of a young model
@@ -56,3 +64,34 @@ def test_environment_sweep_with_echofusions_train_script(project_dir, project_ch
     assert single.returncode == 0, single.describe()
     (alone,) = single.val_records()
     assert kradar_metrics(alone) == kradar_metrics(val[1])
+
+
+def test_sigkill_on_the_second_node_during_a_sweep_with_echofusions_train_script(
+        project_dir, echofusion_tools, project_checkpoints, tmp_path):  # noqa: F811
+    work = str(tmp_path / 'nodes')
+    port = launching.free_port()
+    cmds = [launcher_cmd(1, 'tools/train.py', 'projects/configs/kradar/pointpillars_kradar_radar.py', '--launcher',
+                         'pytorch', '--work-dir', work, nnodes=2, node_rank=n, port=port, launcher='launch')
+            for n in range(2)]
+    env = {'KRADAR_EVAL_ONLY': '1', 'KRADAR_EVAL_CHECKPOINTS': osp.join(project_checkpoints, 'epoch_*.pth')}
+    job = Nodes(cmds, work, cwd=project_dir, env=env, pythonpath=[project_dir]).start()
+    start = time.time()
+    while 'kradar_plugin sweep [2/2]: loading' not in job.printed_so_far(0):
+        assert job.running() and time.time() - start < launching.HARD_LIMIT_S, job.finish(1).describe()
+        time.sleep(0.1)
+    (victim,) = job.workers(1)
+    killed = time.time()
+    os.kill(victim, signal.SIGKILL)
+    job.finish()
+    kill_to_exit = max(job.ended) - killed
+    sys.stdout.write('\n[lost rank] launch (EchoFusion train.py) torch {}: 2 nodes x 1 worker, SIGKILL of rank 1 '
+                     'during the second checkpoint: ended {:.1f} s after the kill\n'.format(
+                         __import__('torch').__version__, kill_to_exit))
+    assert all(rc != 0 for rc in job.returncodes), job.describe()
+    assert kill_to_exit < PROJECT_COLLECTIVE_TIMEOUT_S and not [t for t in TIMEOUT_SIGNATURES if t in job.output], \
+        job.describe()
+    assert 'rank      : 1 (local_rank: 0)' in job.outputs[1] and 'SIGKILL' in job.outputs[1], job.describe()
+    assert 'lost a peer on another node' in job.outputs[0], job.describe()
+    with open(osp.join(work, 'sweep.json')) as f:
+        assert [(e['stem'], e['status']) for e in json.load(f)['checkpoints']] == [('epoch_1', 'ok')]
+    assert os.listdir(osp.join(work, 'eval_results')) == ['results_epoch_1.pkl']
