@@ -41,7 +41,7 @@ FACTS = (
     Fact('shm-free', 'probe', 'free bytes of /dev/shm'),
     Fact('nofile', 'probe', 'soft limit of open file descriptors (ulimit -n)'),
     Fact('shm-managers', 'probe', 'number of torch_shm_manager processes running'),
-    Fact('nccl-env', 'probe', '{name: value} of the NCCL error-handling variables set (TORCH_/NCCL_ASYNC_ERROR_HANDLING, ...BLOCKING_WAIT)'),
+    Fact('nccl-env', 'probe', '{name: value} of the NCCL error-handling variables set in the environment'),
     Fact('leftovers', 'probe', "{'processes', 'shm-managers', 'shm-segments'} left by earlier runs"),
     # ---- frameworks imported in a subprocess, or already imported by the caller (probes/framework.py)
     Fact('numpy-runtime', 'framework probe', 'numpy.__version__ of the numpy that imports'),
