@@ -84,6 +84,26 @@ TABLE = (
             'The registered dataset classes that `kradar_plugin.datasets.patch_echofusion` gives the fixed '
             '`evaluate`.'),
 )
+#: variables of the build scripts and the test suite (read by tools/setup_env.sh, tools/run_tests.sh and tests/,
+#: not by the package): listed so that the table covers every variable the project reads
+BUILD_AND_TEST = (
+    Setting('KRADAR_MMCV_CFLAGS', 'compiler flags', '-O1 -g0',
+            '`tools/setup_env.sh`: CFLAGS of the mmcv / mmcv-full CPU-ops compile (`""`: the stock flags).'),
+    Setting('KRADAR_WHEEL_CACHE', 'directory', '~/.cache/kradar_plugin/wheels',
+            '`tools/setup_env.sh`: where the compiled mmcv wheels are kept, per torch version and Python tag.'),
+    Setting('KRADAR_TEST_LOGS', 'directory', 'work_dirs/test_logs',
+            '`tools/run_tests.sh`: where the background environment builds of `make test` log.'),
+    Setting('KRADAR_REPO', 'directory', "the fetched K-Radar repository",
+            'tests: a kaist-avelab/K-Radar checkout or git directory; its evaluators, loader and parser are run '
+            'against ours (skipped without it).'),
+    Setting('KRADAR_ECHOFUSION_REPO', 'directory', 'the fetched EchoFusion repository',
+            "tests: a tusen-ai/EchoFusion checkout or git directory; its evaluator and converter functions are run "
+            "against ours (skipped without it)."),
+    Setting('KRADAR_ECHOFUSION_EVALUATOR', 'file', 'unset',
+            "tests: a copy of EchoFusion's `evaluate_kradar.py`, instead of reading it from the repository."),
+    Setting('KRADAR_MMDET3D_REPO', 'directory', 'unset',
+            "tests: an mmdet3d checkout for EchoFusion's evaluator parity test."),
+)
 SETTINGS = collections.OrderedDict((s.name, s) for s in TABLE)
 # the variables that ask the runner adapters for the eval-only switch (registration becomes immediate)
 SWITCHES = ('KRADAR_EVAL_ONLY', 'KRADAR_EVAL_FIRST', 'KRADAR_EVAL_SAMPLES', 'KRADAR_MIN_LOADED',
@@ -161,6 +181,11 @@ def markdown():
              '(also `true`/`false`, `yes`/`no`, `on`/`off`).', '',
              '| variable | type | default | meaning |', '| --- | --- | --- | --- |']
     for s in TABLE:
+        lines.append('| `{}` | {} | {} | {} |'.format(s.name, s.type, s.default, s.meaning))
+    lines += ['', '## Build and test variables', '',
+              'Read by the build scripts and the test suite, not by the package.', '',
+              '| variable | type | default | meaning |', '| --- | --- | --- | --- |']
+    for s in BUILD_AND_TEST:
         lines.append('| `{}` | {} | {} | {} |'.format(s.name, s.type, s.default, s.meaning))
     return '\n'.join(lines) + '\n'
 

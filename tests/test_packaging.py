@@ -28,9 +28,18 @@ def _version():
 
 def test_wheel_installs_and_runs_outside_the_checkout(tmp_path):
     wheels = tmp_path / 'wheels'
-    # no build isolation: the build needs setuptools and wheel, which every test environment has (no download)
-    _run([sys.executable, '-m', 'pip', 'wheel', '--no-deps', '--no-build-isolation', '-w', str(wheels), ROOT],
-         tmp_path)
+    # from a copy of the sources (setuptools writes build/ and *.egg-info next to setup.py); no build isolation:
+    # the build needs setuptools and wheel, which every test environment has (no download)
+    import shutil
+    source = tmp_path / 'source'
+    source.mkdir()
+    for name in ('setup.py', 'pyproject.toml', 'kradar_cli.py', 'README.md'):
+        shutil.copy(os.path.join(ROOT, name), str(source / name))
+    for name in ('kradar_plugin', 'requirements'):
+        shutil.copytree(os.path.join(ROOT, name), str(source / name),
+                        ignore=shutil.ignore_patterns('__pycache__', '*.pyc'))
+    _run([sys.executable, '-m', 'pip', 'wheel', '--no-deps', '--no-build-isolation', '-w', str(wheels),
+          str(source)], tmp_path)
     (wheel,) = [str(p) for p in wheels.iterdir() if p.name.endswith('.whl')]
     assert os.path.basename(wheel).startswith('kradar_plugin-{}-'.format(_version()))
     venv = tmp_path / 'venv'

@@ -27,7 +27,25 @@ def test_every_variable_in_the_code_is_in_the_table():
     named = set()
     for _, text in _sources():
         named.update(re.findall(r'\bKRADAR_[A-Z_]*[A-Z]\b', text))
-    assert named - NOT_VARIABLES - {'KRADAR_EVAL'} == set(settings.SETTINGS)
+    build_and_test = set(s.name for s in settings.BUILD_AND_TEST)
+    assert named - NOT_VARIABLES - {'KRADAR_EVAL'} - build_and_test == set(settings.SETTINGS)
+
+
+def test_build_and_test_variables_are_in_the_table():
+    """Every KRADAR_* name the build scripts, the Makefile and the tests spell is a setting or a build/test
+    variable of the table (or a marker / constant)."""
+    known = set(settings.SETTINGS) | set(s.name for s in settings.BUILD_AND_TEST) | NOT_VARIABLES
+    named = set()
+    paths = [os.path.join(ROOT, 'Makefile')] + [os.path.join(ROOT, 'tools', n) for n in os.listdir(
+        os.path.join(ROOT, 'tools')) if n.endswith('.sh')]
+    for base, _, files in os.walk(os.path.join(ROOT, 'tests')):
+        paths += [os.path.join(base, n) for n in files if n.endswith('.py')]
+    for path in paths:
+        with open(path) as f:
+            named.update(re.findall(r'\bKRADAR_[A-Z_]*[A-Z]\b', f.read()))
+    prefixes = set(n for n in named if any(k.startswith(n + '_') for k in known))   # 'KRADAR_EVAL', 'KRADAR_LOAD'
+    unknown = sorted(named - known - prefixes - {'KRADAR_EVAL_ONLLY'})    # the misspelling test_settings checks
+    assert unknown == [], unknown
 
 
 def test_the_environment_is_read_in_one_place():

@@ -6,7 +6,7 @@ because their modules import torch, open3d, cv2, scipy and skimage at the top, w
   ``get_calib_values`` and ``get_description`` of ``datasets/kradar_detection_v2_0.py``;
   ``read_imageset_file`` of ``utils/util_pipeline.py``; ``get_label_annos`` of
   ``utils/kitti_eval/kitti_common.py``.
-- EchoFusion (``$ECHOFUSION_REPO``): ``get_label_anno``, ``get_calib_info`` and ``get_description`` of
+- EchoFusion (``$KRADAR_ECHOFUSION_REPO``): ``get_label_anno``, ``get_calib_info`` and ``get_description`` of
   ``tools/kradar/kradar_data_utils.py``.
 """
 import ast
@@ -18,7 +18,7 @@ import subprocess
 
 import numpy as np
 
-KRADAR_DEFAULT = '/work/.mirror/kaist-avelab+K-Radar/repo'
+K_RADAR_SNAPSHOT = '/work/.mirror/kaist-avelab+K-Radar/repo'
 ECHOFUSION_DEFAULT = '/work/.mirror/tusen-ai+EchoFusion/repo'
 
 
@@ -41,12 +41,12 @@ def _repo(env, default):
 
 
 def kradar_repo():
-    repo = _repo('KRADAR_REPO', KRADAR_DEFAULT)
+    repo = _repo('KRADAR_REPO', K_RADAR_SNAPSHOT)
     return repo if _source(repo, 'datasets/kradar_detection_v2_0.py') else None
 
 
 def echofusion_repo():
-    repo = _repo('ECHOFUSION_REPO', ECHOFUSION_DEFAULT)
+    repo = _repo('KRADAR_ECHOFUSION_REPO', ECHOFUSION_DEFAULT)
     return repo if _source(repo, 'tools/kradar/kradar_data_utils.py') else None
 
 

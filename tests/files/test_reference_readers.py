@@ -15,7 +15,7 @@ from kradar_plugin.files.tree import KRadarTree
 from . import _snapshots as snap
 
 need_kradar = pytest.mark.skipif(snap.kradar_repo() is None, reason='no K-Radar snapshot (KRADAR_REPO)')
-need_echofusion = pytest.mark.skipif(snap.echofusion_repo() is None, reason='no EchoFusion snapshot (ECHOFUSION_REPO)')
+need_echofusion = pytest.mark.skipif(snap.echofusion_repo() is None, reason='no EchoFusion snapshot (KRADAR_ECHOFUSION_REPO)')
 VERSIONS = ('v1.0', 'v1.1', 'v2.0', 'v2.1')
 
 
