@@ -90,7 +90,9 @@ class CheckpointSweep(object):
         if self.request.watch:
             self._watch(load, evaluate)
         else:
-            paths = broadcast(sweep_plan.expand(self.request.checkpoints) if self.rank == 0 else None)
+            paths = broadcast(_planned(self.request.checkpoints) if self.rank == 0 else None)
+            if isinstance(paths, str):  # every rank stops with rank 0's reason (no rank left in a collective)
+                raise ValueError(paths)
             self.info('kradar_plugin sweep: {} checkpoint(s) in epoch order: {}'.format(
                 len(paths), ', '.join(osp.basename(p) for p in paths)))
             for number, path in enumerate(paths, 1):
@@ -214,6 +216,14 @@ class CheckpointSweep(object):
             return 'kradar_plugin sweep: no checkpoint was evaluated'
         return 'kradar_plugin sweep: {} of {} checkpoint(s) failed (see {})'.format(
             failed, evaluated, osp.join(self.work_dir, SWEEP_FILE))
+
+
+def _planned(specs):
+    """The checkpoint list, or the text of the error that prevents one (sent to every rank)."""
+    try:
+        return sweep_plan.expand(specs)
+    except ValueError as exc:
+        return 'kradar_plugin sweep: {}'.format(exc)
 
 
 def _rank_tag():

@@ -167,3 +167,11 @@ def test_a_restarted_watcher_skips_what_it_evaluated_and_stops_at_the_final_epoc
     record = sweep.run(second.load, second.evaluate)
     assert [c[1] for c in second.calls if c[0] == 'evaluate'] == ['epoch_3']   # 1 and 2 skipped
     assert [e['stem'] for e in record.entries] == ['epoch_1', 'epoch_2', 'epoch_3'] and sweep.all_succeeded
+
+
+def test_a_pattern_that_matches_nothing_stops_the_sweep_before_any_load(tmp_path):
+    run = FakeRun()
+    sweep = CheckpointSweep(SweepRequest(checkpoints=[str(tmp_path / 'nothing_*.pth')]), str(tmp_path / 'work'))
+    with pytest.raises(ValueError, match='kradar_plugin sweep: no checkpoint matches'):
+        sweep.run(run.load, run.evaluate)
+    assert run.calls == []
