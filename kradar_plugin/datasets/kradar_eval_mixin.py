@@ -146,66 +146,54 @@ class KRadarEvalMixin(object):
         return self._kradar_offline_command(results_path, protocol, eval_kwargs)
 
     def _kradar_offline_command(self, path, protocol, kwargs):
-        """The ``kradar-eval`` command that repeats this evaluation on the saved results."""
-        from kradar_plugin.evaluation.inputs.box_convention import resolve_box_convention
-        convention = resolve_box_convention(kwargs.get('box_convention', getattr(self, 'box_convention', None)))
-        parts = ['kradar-eval', '--infos', getattr(self, 'ann_file', None) or '<info pickle>', '--results', path,
-                 '--classes'] + ["'{}'".format(c) for c in self.CLASSES] + [
-                     '--protocol', protocol, "--box-convention '{}'".format(convention)]
-        if kwargs.get('dt_z_is_bottom', getattr(self, 'results_z_is_bottom', False)):
-            parts.append('--dt-z-is-bottom')
-        if kwargs.get('benchmark'):
-            parts += ['--benchmark', str(kwargs['benchmark'])]
-        if kwargs.get('score_threshold') is not None:
-            parts += ['--score-threshold', '{!r}'.format(float(kwargs['score_threshold']))]
-        from kradar_plugin.evaluation.evaluator import relabel_options
-        parts += relabel_options(kwargs.get('kradar_root'), kwargs.get('label_version'), kwargs.get('labels_dir'),
-                                 kwargs.get('only_r'))
-        return ' '.join(parts)
+        """The ``kradar-eval`` command that repeats this evaluation on the saved results: the evaluator's
+        (``KRadarEvaluator.offline_command``), or the basic one when its settings cannot be built or have no
+        ``kradar-eval`` option."""
+        from kradar_plugin.evaluation.evaluator import shell_line
+        infos_path = getattr(self, 'ann_file', None) or '<info pickle>'
+        try:
+            command = self._kradar_evaluator(protocol, ('bev', '3d'), kwargs, None, warn=False).offline_command(
+                path, infos_path)
+        except Exception:  # noqa: BLE001 - settings the evaluator refuses: the evaluation itself says why
+            command = None
+        return command or shell_line(['kradar-eval', '--infos', infos_path, '--results', path, '--classes'] +
+                                     list(self.CLASSES) + ['--protocol', protocol])
+
+    def _kradar_evaluator(self, protocol, eval_types, kwargs, logger, warn=True):
+        """The ``KRadarEvaluator`` of this dataset's settings and the evaluation options ``kwargs`` (options
+        of other evaluators dropped, with one warning when ``warn``)."""
+        from kradar_plugin.evaluation.evaluator import KRadarEvaluator
+        pcd, azi = self._kradar_limits()
+        call_kwargs = self._kradar_eval_kwargs(KRadarEvaluator, kwargs, logger, warn)
+        call_kwargs.setdefault('dt_z_is_bottom', bool(getattr(self, 'results_z_is_bottom', False)))
+        call_kwargs.setdefault('box_convention', getattr(self, 'box_convention', None))
+        return KRadarEvaluator(list(self.CLASSES), protocol, eval_types, pcd_limit_range=pcd, azi_limit_range=azi,
+                               conditions='auto' if 'bev' in eval_types else None, **call_kwargs)
 
     def _kradar_evaluate(self, results, protocol, logger, kwargs):
         """One ``KRadarEvaluator`` per result branch (the CLI's and ``KRadarMetric``'s object): metrics and,
         when the infos carry conditions, the per-weather table from one conversion of the frames."""
-        from kradar_plugin.evaluation.evaluator import KRadarEvaluator
         infos = self.data_infos
         if len(results) != len(infos):
             raise ValueError(
                 '{} results for {} frames in data_infos: distributed results were duplicated or truncated, '
                 'or the dataset was sliced after inference'.format(len(results), len(infos)))
-        pcd, azi = self._kradar_limits()
-        call_kwargs = self._kradar_eval_kwargs(KRadarEvaluator, kwargs, logger)
-        call_kwargs.setdefault('dt_z_is_bottom', bool(getattr(self, 'results_z_is_bottom', False)))
-        call_kwargs.setdefault('box_convention', getattr(self, 'box_convention', None))
-        self._kradar_log_notes(protocol, call_kwargs['box_convention'], logger)
         flat = {}
+        noted = False
         for branch, eval_types in self._kradar_branches(results):
-            frames = [r[branch] if isinstance(r, dict) and branch in r else r for r in results]
-            evaluator = KRadarEvaluator(list(self.CLASSES), protocol, eval_types, pcd_limit_range=pcd,
-                                        azi_limit_range=azi, conditions='auto' if 'bev' in eval_types else None,
-                                        **call_kwargs)
-            evaluator.process(infos, frames)
-            metrics = evaluator.evaluate()
+            evaluator = self._kradar_evaluator(protocol, eval_types, kwargs, logger, warn=not noted)
+            if not noted:
+                self._kradar_log_notes(protocol, evaluator.box_convention, logger)
+                noted = True
+            evaluator.process(infos, [r[branch] if isinstance(r, dict) and branch in r else r for r in results])
+            evaluator.evaluate()
             _print_log('K-Radar evaluation of {} ({} protocol):\n{}'.format(
                 branch, protocol, evaluator.evaluations[0].result_str), logger=logger)
-            self._kradar_log_conditions(evaluator, protocol, branch, logger)
-            for key, value in metrics.items():
-                # 4 decimals, as EchoFusion rounds its metric dict
-                flat['{}/{}'.format(branch, key)] = float('{:.4f}'.format(float(value)))
+            entry = evaluator.condition_log(branch)      # never the reason an evaluation fails
+            if entry is not None:
+                _print_log(entry[1], logger=logger, level=getattr(logging, entry[0]))
+            flat.update(evaluator.flat_metrics(branch))
         return flat
-
-    @staticmethod
-    def _kradar_log_conditions(evaluator, protocol, branch, logger):
-        """K-Radar's per-weather table when the infos carry conditions (EchoFusion's do); never the reason
-        an evaluation fails."""
-        if evaluator.group_error is not None:
-            exc = evaluator.group_error
-            _print_log('K-Radar per-condition table skipped: {}: {}'.format(type(exc).__name__, exc),
-                       logger=logger, level=logging.WARNING)
-            return
-        table = evaluator.table()
-        if table:
-            _print_log('K-Radar evaluation of {} per condition ({} protocol):\n{}'.format(branch, protocol, table),
-                       logger=logger)
 
     def _kradar_log_notes(self, protocol, box_convention, logger):
         """Once per evaluation: where legacy can differ from EchoFusion's own numbers, and a warning when the
@@ -248,7 +236,7 @@ class KRadarEvalMixin(object):
         if tmp_dir is not None:
             tmp_dir.cleanup()
 
-    def _kradar_eval_kwargs(self, func, kwargs, logger):
+    def _kradar_eval_kwargs(self, func, kwargs, logger, warn=True):
         """The keywords ``func`` (``KRadarEvaluator``) and the protocol table accept; the others (options
         of other evaluators an ``evaluation`` dict may carry) are dropped with one warning."""
         params = inspect.signature(func).parameters
@@ -257,7 +245,7 @@ class KRadarEvalMixin(object):
                     'pcd_limit_range', 'azi_limit_range', 'conditions', 'grouped')
         known = set(n for n in named if n not in reserved) | set(PROTOCOL_FIELDS)
         dropped = sorted(k for k in kwargs if k not in known)
-        if dropped:
+        if dropped and warn:
             _print_log('K-Radar evaluation ignores the evaluation options {} (not options of this '
                        'evaluator)'.format(dropped), logger=logger, level=logging.WARNING)
         return {k: v for k, v in kwargs.items() if k in known}

@@ -210,14 +210,12 @@ def _evaluate_sides(args, names, overrides, inputs, make_bar, frame_rule, evalua
 
 def _evaluate_results(args, names, overrides, make_bar):
     """--infos / --results: both files gathered into columns once (in worker processes for large files,
-    while numba warms up), then converted per protocol (its region and frame policy)."""
-    from kradar_plugin.evaluation.inputs.box_convention import resolve_box_convention
-    from kradar_plugin.evaluation.inputs.kradar_columns import Converted, gather_infos, gather_result_frames, info_list
-    from .kradar_eval import fields_read, warm_up
+    while numba warms up), then evaluated by the evaluator (``KRadarEvaluator.evaluate_gathered``)."""
+    from kradar_plugin.evaluation.inputs.kradar_columns import gather_infos, gather_result_frames, info_list
+    from .kradar_eval import warm_up
     from .loading import read_pair
     from . import conditions as cond
     classes = tuple(args.classes)
-    convention = resolve_box_convention(args.box_convention)
     evaluator = _evaluator(args, names, overrides)
     protos = evaluator.protocols
     grouped = _grouped_mode(args)
@@ -249,23 +247,15 @@ def _evaluate_results(args, names, overrides, make_bar):
     if gt.n_frames != dt.n_frames:
         raise ValueError('--infos {!r} / --results {!r}: {} results for {} infos: results must align with the info '
                          'list frame by frame'.format(args.infos, args.results, dt.n_frames, gt.n_frames))
-    converted = Converted(gt, dt, classes, convention, args.dt_z_is_bottom)
     other = None
     if args.compare_results:
-        b = read_pair((('--compare-results', args.compare_results,
-                        results_of('--compare-results', args.compare_results)),), trusted=args.trust_pickle,
-                      limits=limits(args))[0]
-        if b.n_frames != gt.n_frames:
+        other = read_pair((('--compare-results', args.compare_results,
+                            results_of('--compare-results', args.compare_results)),), trusted=args.trust_pickle,
+                          limits=limits(args))[0]
+        if other.n_frames != gt.n_frames:
             raise ValueError('--compare-results {!r}: {} results for {} infos'.format(
-                args.compare_results, b.n_frames, gt.n_frames))
-        other = Converted(gt, b, classes, convention, args.dt_z_is_bottom)
-    fields = fields_read(protos, args.iou_mode, args.eval_types)
-    inputs = []
-    for proto in protos:
-        gt_side, dt_side, kept = converted.sides(proto, fields)
-        b_side = other.sides(proto, fields)[1] if other is not None else None
-        inputs.append(SideSet(gt_side, dt_side, b_side, [rows[i] for i in kept] if rows is not None else None))
-    return _evaluate_sides(args, names, overrides, inputs, make_bar, frame_rule=False, evaluator=evaluator)
+                args.compare_results, other.n_frames, gt.n_frames))
+    return evaluator.evaluate_gathered(gt, dt, rows, other, progress=lambda n: make_bar(n, not args.no_progress))
 
 
 def main(argv=None):

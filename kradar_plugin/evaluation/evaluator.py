@@ -109,22 +109,32 @@ class KRadarEvaluator(object):
         """Evaluate the processed frames; returns the first protocol's flat metrics (``kradar_eval``'s
         keys). ``self.evaluations`` holds every protocol's Evaluation, ``self.groups`` the condition groups
         ({protocol name: groups}) when there are conditions."""
-        from kradar_plugin.evaluation.inputs.box_convention import resolve_box_convention
-        from kradar_plugin.evaluation.inputs.kradar_columns import (Converted, check_frame_counts, gather_infos,
-                                                           gather_result_frames)
+        from kradar_plugin.evaluation.inputs.kradar_columns import (check_frame_counts, gather_infos,
+                                                                    gather_result_frames)
         check_frame_counts(len(self._infos), len(self._results))
-        classes = tuple(self.classes)
         infos = self.gt_infos(self._infos)
-        conv = Converted(gather_infos(infos), gather_result_frames(self._results, classes), classes,
-                         resolve_box_convention(self.box_convention), self.dt_z_is_bottom)
-        rows = self.condition_rows(infos)
+        self.evaluate_gathered(gather_infos(infos), gather_result_frames(self._results, tuple(self.classes)),
+                               self.condition_rows(infos))
+        return dict(self.evaluations[0].ap_dict)
+
+    def evaluate_gathered(self, gt, dt, rows=None, other=None, progress=None):
+        """The step below :meth:`evaluate`, on frames already gathered into columns (``kradar_columns``:
+        ``gather_infos`` and ``gather_result_frames``, e.g. in the CLI's worker processes): each protocol's
+        region and frame policy, then :meth:`evaluate_sides`. ``rows``: one condition row per frame or None;
+        ``other``: a second model's gathered results (a comparison) or None. Returns (Evaluations, groups)."""
+        from kradar_plugin.evaluation.inputs.box_convention import resolve_box_convention
+        from kradar_plugin.evaluation.inputs.kradar_columns import Converted
+        classes = tuple(self.classes)
+        convention = resolve_box_convention(self.box_convention)
+        conv = Converted(gt, dt, classes, convention, self.dt_z_is_bottom)
+        conv_b = Converted(gt, other, classes, convention, self.dt_z_is_bottom) if other is not None else None
         fields = fields_read(self.protocols, 'all', self.eval_types)
         inputs = []
         for proto in self.protocols:
-            gt, dt, kept = conv.sides(proto, fields)
-            inputs.append(SideSet(gt, dt, None, [rows[i] for i in kept] if rows is not None else None))
-        self.evaluate_sides(inputs, frame_rule=False)
-        return dict(self.evaluations[0].ap_dict)
+            gt_side, dt_side, kept = conv.sides(proto, fields)
+            b_side = conv_b.sides(proto, fields)[1] if conv_b is not None else None
+            inputs.append(SideSet(gt_side, dt_side, b_side, [rows[i] for i in kept] if rows is not None else None))
+        return self.evaluate_sides(inputs, frame_rule=False, progress=progress)
 
     def gt_infos(self, infos):
         """``infos`` with the GT this evaluator scores against: relabelled from ``kradar_root`` when given;
@@ -235,8 +245,8 @@ class KRadarEvaluator(object):
         return cls(**dict(settings, **overrides))
 
     def offline_command(self, results_path, infos_path):
-        """The ``kradar-eval`` line that repeats this evaluation on saved files, or None when a setting has no
-        option (protocol overrides, a non-default ROI, explicit condition rows)."""
+        """The ``kradar-eval`` line that repeats this evaluation on saved files (every value shell-quoted), or
+        None when a setting has no option (protocol overrides, a non-default ROI, explicit condition rows)."""
         from kradar_plugin.evaluation.inputs.box_convention import resolve_box_convention
         from .protocols import ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE
         if self.protocol_overrides or not isinstance(self.conditions, (str, type(None))) or any(
@@ -248,8 +258,7 @@ class KRadarEvaluator(object):
         if self.azi_limit_range not in (None, tuple(ECHOFUSION_AZIMUTH_RANGE)):
             return None
         names = [p.name for p in self.protocols]
-        parts = ['kradar-eval', '--infos', infos_path, '--results', results_path, '--classes'] + [
-            "'{}'".format(c) if ' ' in c else c for c in self.classes]
+        parts = ['kradar-eval', '--infos', infos_path, '--results', results_path, '--classes'] + list(self.classes)
         parts += ['--protocol', names[0] if len(names) == 1 else 'all', '--eval-types'] + list(self.eval_types)
         if self.iou_mode != 'all':
             parts += ['--iou-mode', self.iou_mode]
@@ -259,11 +268,56 @@ class KRadarEvaluator(object):
             parts += ['--score-threshold', '{!r}'.format(self.score_threshold)]
         if self.bootstrap:
             parts += ['--bootstrap', str(self.bootstrap), '--seed', str(self.seed)]
-        parts.append("--box-convention='{}'".format(resolve_box_convention(self.box_convention)))
+        parts.append('--box-convention={}'.format(resolve_box_convention(self.box_convention)))
         if self.dt_z_is_bottom:
             parts.append('--dt-z-is-bottom')
         parts += relabel_options(self.kradar_root, self.label_version, self.labels_dir, self.only_r)
-        return ' '.join(parts)
+        return shell_line(parts)
+
+    # ---- what every adapter logs and returns ----
+    def flat_metrics(self, branch):
+        """The first protocol's metrics as ``{'<branch>/<key>': AP}`` rounded to 4 decimals, as EchoFusion (and
+        every adapter) returns them."""
+        return flatten_metrics(self.evaluations[0].ap_dict, branch)
+
+    def condition_log(self, branch):
+        """``(level, message)`` of the per-condition table for the log (level 'INFO', or 'WARNING' when the
+        table was skipped for a problem in the infos' conditions), or None without groups."""
+        if self.group_error is not None:
+            exc = self.group_error
+            return 'WARNING', 'K-Radar per-condition table skipped: {}: {}'.format(type(exc).__name__, exc)
+        table = self.table()
+        if not table:
+            return None
+        return 'INFO', 'K-Radar evaluation of {} per condition ({} protocol):\n{}'.format(
+            branch, self.protocols[0].name, table)
+
+    @staticmethod
+    def load_infos(path, what='ann_file', trusted=False):
+        """The per-frame info list of a pickle (or ``.npz``) a user names, read under the untrusted-file policy
+        (``safe_load``: names checked, numpy objects rebuilt, limits, a child process; ``trusted``: the plain
+        unpickler). A dict holding ``infos`` or ``data_list`` (mmdet3d 1.x) gives that list."""
+        from . import safe_load
+        infos = safe_load.read_one(path, what, trusted=trusted)
+        if isinstance(infos, dict):
+            for key in ('infos', 'data_list'):
+                if isinstance(infos.get(key), list):
+                    return infos[key]
+            raise ValueError("{}: a dict without an 'infos'/'data_list' list".format(path))
+        if not isinstance(infos, list):
+            raise ValueError('{}: expected a list of per-frame info dicts, got {}'.format(path, type(infos).__name__))
+        return infos
+
+
+def flatten_metrics(metrics, branch):
+    """``{'<branch>/<key>': value rounded to 4 decimals}`` (EchoFusion rounds its metric dict so)."""
+    return dict(('{}/{}'.format(branch, key), float('{:.4f}'.format(float(value)))) for key, value in metrics.items())
+
+
+def shell_line(parts):
+    """``parts`` as one shell command line, each quoted where the shell needs it."""
+    import shlex
+    return ' '.join(shlex.quote(str(p)) for p in parts)
 
 
 def relabel_options(kradar_root, label_version, labels_dir, only_r):

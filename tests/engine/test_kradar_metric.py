@@ -108,7 +108,8 @@ def test_the_offline_command_reproduces_the_metrics(infos, tmp_path, protocol):
     metric.process({}, data_samples(predictions(frames), range(len(frames))))
     online = metric.evaluate(len(frames))
     command = metric.offline_eval_command(metric.last_results_file)
-    assert command.startswith('kradar-eval ') and "--box-convention='mmdet3d<1.0'" in command
+    import shlex
+    assert command.startswith('kradar-eval ') and '--box-convention=mmdet3d<1.0' in shlex.split(command)
     out = tmp_path / 'offline.json'
     env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get('PATH', ''))
     proc = subprocess.run(command + ' --no-progress --json ' + str(out), shell=True, env=env,

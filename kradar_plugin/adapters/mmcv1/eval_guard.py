@@ -62,22 +62,18 @@ def offline_command(dataset, results_path, eval_kwargs=None):
             return own(results_path, **eval_kwargs)
         except Exception:  # fall back to the generic command below
             pass
+    from kradar_plugin.evaluation.evaluator import shell_line
     parts = ['kradar-eval', '--infos', getattr(dataset, 'ann_file', None) or '<the validation info .pkl>',
              '--results', results_path]
     classes = getattr(dataset, 'CLASSES', None)
     if classes:
-        parts += ['--classes'] + [_quote(c) for c in classes]
+        parts += ['--classes'] + list(classes)
     protocol = eval_kwargs.get('protocol') or getattr(dataset, 'eval_protocol', None)
     if protocol:
         parts += ['--protocol', str(protocol)]
     if getattr(dataset, 'results_z_is_bottom', False):
         parts.append('--dt-z-is-bottom')
-    return ' '.join(str(p) for p in parts)
-
-
-def _quote(text):
-    text = str(text)
-    return text if text.replace('_', '').replace('-', '').isalnum() else "'{}'".format(text)
+    return shell_line(parts)
 
 
 def guard_eval_hook(hook):

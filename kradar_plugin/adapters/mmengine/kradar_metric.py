@@ -49,19 +49,10 @@ def _field(obj, name):
 
 
 def load_kradar_infos(ann_file, trusted=False):
-    """The per-frame K-Radar info list of ``ann_file``, read under ``evaluation.safe_load``'s policy (names
-    checked, numpy objects rebuilt, limits, a child process; ``trusted``: the plain unpickler)."""
-    from kradar_plugin.evaluation import safe_load
-    infos = safe_load.read_one(ann_file, 'ann_file', trusted=trusted)
-    if isinstance(infos, dict):
-        for key in ('infos', 'data_list'):
-            if isinstance(infos.get(key), list):
-                return infos[key]
-        raise ValueError("{}: a dict without an 'infos'/'data_list' list".format(ann_file))
-    if not isinstance(infos, list):
-        raise ValueError('{}: expected a list of per-frame info dicts, got {}'.format(
-            ann_file, type(infos).__name__))
-    return infos
+    """The per-frame K-Radar info list of ``ann_file``, read under the untrusted-file policy
+    (``KRadarEvaluator.load_infos``; ``trusted``: the plain unpickler)."""
+    from kradar_plugin.evaluation.evaluator import KRadarEvaluator
+    return KRadarEvaluator.load_infos(ann_file, 'ann_file', trusted=trusted)
 
 
 def _logger_dir():
@@ -180,9 +171,10 @@ class KRadarMetric(BaseMetric):
         self.last_result_str = result_str = evaluator.evaluations[0].result_str
         print_log('K-Radar evaluation of {} ({} protocol, {} frames):\n{}'.format(
             BRANCH, self.protocol, len(results), result_str), logger='current')
-        self._log_conditions(evaluator)
-        # 4 decimals, as EchoFusion (and the 1.x evaluate) round the metric dict
-        return {'{}/{}'.format(BRANCH, key): float('{:.4f}'.format(float(value))) for key, value in metrics.items()}
+        entry = evaluator.condition_log(BRANCH)        # never the reason an evaluation fails
+        if entry is not None:
+            print_log(entry[1], logger='current', level=getattr(logging, entry[0]))
+        return evaluator.flat_metrics(BRANCH)
 
     def evaluator(self, classes=None):
         """The ``KRadarEvaluator`` of these settings (the one ``kradar-eval`` and the 1.x evaluate use)."""
@@ -193,29 +185,11 @@ class KRadarMetric(BaseMetric):
                                box_convention=self.convention(), dt_z_is_bottom=self.z_is_bottom(),
                                **dict(self.relabel, **self.protocol_overrides))
 
-    @staticmethod
-    def _log_conditions(evaluator):
-        """K-Radar's per-weather table when the infos carry conditions; never the reason an evaluation
-        fails."""
-        if evaluator.group_error is not None:
-            exc = evaluator.group_error
-            print_log('K-Radar per-condition table skipped: {}: {}'.format(type(exc).__name__, exc),
-                      logger='current', level=logging.WARNING)
-            return
-        table = evaluator.table()
-        if table:
-            print_log('K-Radar evaluation of {} per condition ({} protocol):\n{}'.format(
-                BRANCH, evaluator.protocols[0].name, table), logger='current')
-
     # ---- results on disk ----
     def settings(self):
-        """Everything ``compute_metrics`` passes to the evaluator besides the frames (JSON-serialisable)."""
-        return {'classes': self.class_names(), 'protocol': self.protocol, 'eval_types': list(self.eval_types),
-                'pcd_limit_range': list(self.pcd_limit_range) if self.pcd_limit_range is not None else None,
-                'azi_limit_range': list(self.azi_limit_range) if self.azi_limit_range is not None else None,
-                'dt_z_is_bottom': self.z_is_bottom(), 'box_convention': self.convention(),
-                'benchmark': self.benchmark, 'score_threshold': self.score_threshold,
-                'relabel': dict(self.relabel), 'protocol_overrides': dict(self.protocol_overrides)}
+        """The evaluator's settings (``KRadarEvaluator.settings``, JSON-serialisable): what ``evaluate_saved``
+        rebuilds it from."""
+        return self.evaluator().settings()
 
     def save_results(self, results, frames, results_path=None):
         """Pickle the results (numpy, frame order), the infos of those frames and the settings (JSON) next
@@ -236,24 +210,11 @@ class KRadarMetric(BaseMetric):
         """The command that re-runs this evaluation from ``save_results``' files (same numbers): ``kradar-eval``
         when its options express the settings (EchoFusion's ROI, no protocol overrides), else a Python call of
         ``evaluate_saved``."""
-        cli_expressible = (not self.protocol_overrides
-                           and self.pcd_limit_range == tuple(ECHOFUSION_PCD_LIMIT_RANGE)
-                           and self.azi_limit_range == tuple(ECHOFUSION_AZIMUTH_RANGE))
-        if not cli_expressible:
+        command = self.evaluator().offline_command(results_path, sidecar(results_path, 'infos.pkl'))
+        if command is None:
             return ('python -c "from kradar_plugin.adapters.mmengine.kradar_metric import evaluate_saved; '
                     'print(evaluate_saved(\'{}\')[0])"'.format(results_path))
-        from kradar_plugin.evaluation.inputs.box_convention import resolve_box_convention
-        parts = ['kradar-eval', '--infos', sidecar(results_path, 'infos.pkl'), '--results', results_path,
-                 '--classes'] + ["'{}'".format(c) if ' ' in c else c for c in self.class_names()]
-        parts += ['--protocol', self.protocol, '--eval-types'] + list(self.eval_types)
-        if self.benchmark is not None:
-            parts += ['--benchmark', self.benchmark]
-        if self.score_threshold is not None:
-            parts += ['--score-threshold', '{!r}'.format(self.score_threshold)]
-        parts += ["--box-convention='{}'".format(resolve_box_convention(self.convention()))]
-        if self.z_is_bottom():
-            parts.append('--dt-z-is-bottom')
-        return ' '.join(parts)
+        return command
 
 
 def sidecar(results_path, suffix):
@@ -265,16 +226,16 @@ def evaluate_saved(results_path, protocol=None, trusted=False):
     """Re-run a ``KRadarMetric`` evaluation offline (no runner, no model): ``(result_str,
     metrics)`` from the results pickle that ``KRadarMetric.save_results`` wrote and its sidecar files;
     ``protocol`` overrides the saved one ('legacy', 'kradar', 'revised', 'fixed')."""
-    from kradar_plugin.evaluation.inputs.kradar_format import evaluate_results
     from kradar_plugin.evaluation import safe_load
+    from kradar_plugin.evaluation.evaluator import KRadarEvaluator
     results, frames, settings = safe_load.read([
         ('results', results_path, None), ('infos', sidecar(results_path, 'infos.pkl'), None),
         ('settings', sidecar(results_path, 'settings.json'), None)], trusted=trusted)
-    result_str, metrics = evaluate_results(
-        frames, results, settings['classes'], protocol=protocol or settings['protocol'],
-        eval_types=settings['eval_types'],
-        pcd_limit_range=settings['pcd_limit_range'], azi_limit_range=settings['azi_limit_range'],
-        dt_z_is_bottom=settings['dt_z_is_bottom'], box_convention=settings['box_convention'],
-        benchmark=settings.get('benchmark'), score_threshold=settings.get('score_threshold'),
-        **dict(settings.get('relabel') or {}, **settings['protocol_overrides']))
-    return result_str, {'{}/{}'.format(BRANCH, k): float('{:.4f}'.format(float(v))) for k, v in metrics.items()}
+    settings = dict(settings)
+    settings.update(settings.pop('relabel', None) or {})    # the layout of the first release's sidecars
+    if protocol:
+        settings['protocol'] = protocol
+    evaluator = KRadarEvaluator.from_settings(settings)
+    evaluator.process(frames, results)
+    evaluator.evaluate()
+    return evaluator.evaluations[0].result_str, evaluator.flat_metrics(BRANCH)
