@@ -66,10 +66,12 @@ def test_two_process_sweep_every_checkpoint_once_failures_recorded(trained, tmp_
 
 def test_setting_and_key_with_an_unmodified_command_line(trained, tmp_path):
     ckpts = ckpt_dir(trained, tmp_path)
-    job = train_py(tmp_path / 'env', env={'KRADAR_EVAL_ONLY': '1', 'KRADAR_EVAL_CHECKPOINTS':
-                                          '{0}/epoch_2.pth,{0}/epoch_1.pth {0}/epoch_3.pth'.format(ckpts),
-                                          'KRADAR_EVAL_KEY': 'toy/mae:max'})
+    # the config's load_from (a pretrained backbone, say) is not loaded: each checkpoint of the sweep is
+    job = train_py(tmp_path / 'env', '--cfg-options', 'load_from=/not/there/pretrained.pth',
+                   env={'KRADAR_EVAL_ONLY': '1', 'KRADAR_EVAL_KEY': 'toy/mae:max',
+                        'KRADAR_EVAL_CHECKPOINTS': '{0}/epoch_2.pth,{0}/epoch_1.pth {0}/epoch_3.pth'.format(ckpts)})
     assert job.returncode == 0, job.describe()
+    assert 'kradar_plugin sweep: load_from=/not/there/pretrained.pth not loaded' in job.output
     record = sweep_json(job)
     assert [e['stem'] for e in record['checkpoints']] == ['epoch_1', 'epoch_2', 'epoch_3']
     maes = dict((e['stem'], e['metrics']['toy/mae']) for e in record['checkpoints'])

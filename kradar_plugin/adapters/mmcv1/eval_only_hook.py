@@ -43,6 +43,7 @@ class EvalOnlyHook(Hook):
         if self.sweep is not None and self.mode != 'only':
             raise ValueError('a checkpoint sweep is eval-only: eval_mode={!r} cannot sweep'.format(self.mode))
         self.sweep_result = None
+        self.sweep_started = False
         self.eval_samples = check_samples(eval_samples)
         self.guard = guard
         if not (isinstance(preflight, str) and preflight == 'auto'):
@@ -83,6 +84,7 @@ class EvalOnlyHook(Hook):
             return
         if self.sweep is not None:
             from .sweep import run_sweep
+            self.sweep_started = True
             self.sweep_result = run_sweep(self, runner, hooks, self.sweep)
             self.evaluated += len(self.sweep_result.record.entries)
             self.stop_training(runner)

@@ -66,8 +66,11 @@ class EvalOnlyRunnerConstructor(object):
         install_checked_loading(runner, context, self.min_loaded)
         _record_checkpoint_meta(runner, context)
         _record_data_loaders(runner, context)
-        runner.register_hook(EvalOnlyHook(self.mode, self.eval_samples, preflight=self.preflight,
-                                          probe_model=self.probe_model, sweep=self.sweep), priority='LOWEST')
+        hook = EvalOnlyHook(self.mode, self.eval_samples, preflight=self.preflight, probe_model=self.probe_model,
+                            sweep=self.sweep)
+        if hook.sweep is not None:
+            _skip_load_before_sweep(runner, hook)
+        runner.register_hook(hook, priority='LOWEST')
         if self.mode != 'off' or self.eval_samples is not None:
             runner.logger.info('kradar_plugin: eval_mode=%s, eval_samples=%s%s', self.mode,
                                self.eval_samples if self.eval_samples is not None else 'all',
@@ -87,6 +90,21 @@ def _record_checkpoint_meta(runner, context):
         if isinstance(checkpoint, dict) and isinstance(checkpoint.get('meta'), dict):
             context.checkpoint_meta = checkpoint['meta']
         return checkpoint
+
+    runner.load_checkpoint = load_checkpoint
+
+
+def _skip_load_before_sweep(runner, hook):
+    """A sweep loads each of its checkpoints in turn: the config's ``load_from`` (a pretrained backbone, the
+    last checkpoint), which the train function loads before the run starts, is skipped with a log line."""
+    load = runner.load_checkpoint
+
+    def load_checkpoint(filename, *args, **kwargs):
+        if not hook.sweep_started:
+            runner.logger.info('kradar_plugin sweep: load_from=%s not loaded (each checkpoint of the sweep is '
+                               'loaded in turn)', filename)
+            return {}
+        return load(filename, *args, **kwargs)
 
     runner.load_checkpoint = load_checkpoint
 
