@@ -6,7 +6,9 @@ Import-light on purpose (tools/train.py calls it on rank 0 before a run): the he
     results = run_checks(quick=True)          # list of CheckResult(name, status, reason, fix)
     print(format_report(results, statuses=('FAIL',)))
 """
-from .result import CheckResult  # noqa: F401  (a namedtuple, stdlib only)
+from .result import CheckResult  # a namedtuple, stdlib only
+
+__all__ = ['CheckResult']
 
 
 def run_checks(assume=None, config=None, train_script=None, compile_test=False, quick=False, probes=None,

@@ -3,4 +3,6 @@
 Imported by ``kradar_plugin`` only when mmdet is importable; registers ``TinyRadarPeakDetector`` in mmdet's
 ``DETECTORS``.
 """
-from .tiny_radar import TinyRadarPeakDetector  # noqa: F401
+from .tiny_radar import TinyRadarPeakDetector
+
+__all__ = ['TinyRadarPeakDetector']

@@ -14,13 +14,16 @@ Runners built by ``EvalOnlyRunnerConstructor`` load checkpoints through ``checkp
 repairs, ``min_loaded``), evaluate EMA weights before training as after an epoch (``ema``), and check the
 distributed pitfalls before a pre-training evaluation (``preflight``).
 """
-from kradar_plugin.distributed.collection import CollectionError, check_rank_indices, collected_order  # noqa: F401
-from .runner_builder import EvalOnlyRunnerConstructor, install_env_switch  # noqa: F401
+from kradar_plugin.distributed.collection import CollectionError, check_rank_indices, collected_order
+from .runner_builder import EvalOnlyRunnerConstructor, install_env_switch
 from .cpu_dist import install_cpu_support, install_timeout_support
-from kradar_plugin.distributed.dist_params import normalize_dist_params  # noqa: F401
-from .eval_only_hook import EvalOnlyHook  # noqa: F401
+from kradar_plugin.distributed.dist_params import normalize_dist_params
+from .eval_only_hook import EvalOnlyHook
 from kradar_plugin.compat.yapf_format import install as install_yapf_repair
 from kradar_plugin.compat.mmcv_cpu_scatter import install as install_cpu_scatter_fix
+
+__all__ = ['CollectionError', 'check_rank_indices', 'collected_order', 'EvalOnlyRunnerConstructor',
+           'install_env_switch', 'normalize_dist_params', 'EvalOnlyHook']
 
 install_timeout_support()
 install_yapf_repair()

@@ -10,10 +10,13 @@ Imported by ``kradar_plugin`` when mmengine is importable. Importing it:
   ``tools/train.py``).
 mmdet3d 1.x components (the K-Radar dataset of the 2.0 demo) are in ``kradar_plugin.adapters.mmengine.kradar_det3d``.
 """
-from kradar_plugin.distributed.collection import (CollectionError, check_rank_indices, check_results,  # noqa: F401
+from kradar_plugin.distributed.collection import (CollectionError, check_rank_indices, check_results,
                                                   collected_order)
-from .eval_only_hook import EvalOnlyHook  # noqa: F401
-from .kradar_metric import KRadarMetric  # noqa: F401
-from .runner_builder import EvalOnlyRunner, install_env_switch, with_eval_switch  # noqa: F401
+from .eval_only_hook import EvalOnlyHook
+from .kradar_metric import KRadarMetric
+from .runner_builder import EvalOnlyRunner, install_env_switch, with_eval_switch
+
+__all__ = ['CollectionError', 'check_rank_indices', 'check_results', 'collected_order', 'EvalOnlyHook',
+           'KRadarMetric', 'EvalOnlyRunner', 'install_env_switch', 'with_eval_switch']
 
 install_env_switch()

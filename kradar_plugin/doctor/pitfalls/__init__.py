@@ -18,17 +18,24 @@ Checks (names as in the report) and their modules:
 
 ``from kradar_plugin.doctor import pitfalls as P; P.judge_sampler(...)`` reaches every public name.
 """
-from ..result import CheckResult  # noqa: F401  (the pitfalls' result type, for their callers)
-from .ddp_view import judge_ddp_view  # noqa: F401
-from .leftovers import judge_leftovers, own_process_tree, probe_leftovers  # noqa: F401
-from .pickling import (SPAWN_METHODS, find_unpicklable, judge_pickling, pickled_size, start_method,  # noqa: F401
+from ..result import CheckResult  # the pitfalls' result type, for their callers
+from .ddp_view import judge_ddp_view
+from .leftovers import judge_leftovers, own_process_tree, probe_leftovers
+from .pickling import (SPAWN_METHODS, find_unpicklable, judge_pickling, pickled_size, start_method,
                        where_defined, worker_payload)
-from .sampler import (describe_sampler, endless_limit, judge_sampler, judge_val_sampler,  # noqa: F401
+from .sampler import (describe_sampler, endless_limit, judge_sampler, judge_val_sampler,
                       loader_batch_size, sampler_draws, sampler_of)
-from .shm import batch_nbytes, first_batch, judge_shm_batch, loader_shm_demand, shm_space  # noqa: F401
-from .unused_params import judge_unused, probe_unused_parameters  # noqa: F401
-from .worker_cuda import (cuda_state, install_cuda_tracer, judge_import_cuda, judge_worker_cuda,  # noqa: F401
+from .shm import batch_nbytes, first_batch, judge_shm_batch, loader_shm_demand, shm_space
+from .unused_params import judge_unused, probe_unused_parameters
+from .worker_cuda import (cuda_state, install_cuda_tracer, judge_import_cuda, judge_worker_cuda,
                           probe_failed, probe_worker_cuda)
+
+__all__ = ['CheckResult', 'judge_ddp_view', 'judge_leftovers', 'own_process_tree', 'probe_leftovers',
+           'SPAWN_METHODS', 'find_unpicklable', 'judge_pickling', 'pickled_size', 'start_method', 'where_defined',
+           'worker_payload', 'describe_sampler', 'endless_limit', 'judge_sampler', 'judge_val_sampler',
+           'loader_batch_size', 'sampler_draws', 'sampler_of', 'batch_nbytes', 'first_batch', 'judge_shm_batch',
+           'loader_shm_demand', 'shm_space', 'judge_unused', 'probe_unused_parameters', 'cuda_state',
+           'install_cuda_tracer', 'judge_import_cuda', 'judge_worker_cuda', 'probe_failed', 'probe_worker_cuda']
 
 # The checks, in report order (the preflight sorts its findings by it).
 NAMES = ('sampler', 'worker-pickle', 'worker-cuda', 'import-cuda', 'ddp-inplace-view', 'unused-params',

@@ -10,13 +10,20 @@ produces is declared in ``doctor/fact_names.py``. One module per family:
 - cuda.py: toolkit, libNVVM, driver, GPUs; system.py: /dev/shm, fd limit, torch_shm_manager daemons
 - framework.py / imports.py: the two probe subprocesses; gather.py: all of them into one facts dict
 """
-from .cuda import (cuda_home_candidates, probe_cuda_toolkit, probe_driver, probe_gpu_count,  # noqa: F401
+from .cuda import (cuda_home_candidates, probe_cuda_toolkit, probe_driver, probe_gpu_count,
                    probe_libnvvm, toolkit_version_from_home)
-from .framework import framework_probe, loaded_framework_facts  # noqa: F401
-from .gather import gather  # noqa: F401
-from .imports import IMPORT_MODULES, import_probe  # noqa: F401
-from .openmmlab import (package_dir, parse_version_asserts, probe_installed_ranges,  # noqa: F401
+from .framework import framework_probe, loaded_framework_facts
+from .gather import gather
+from .imports import IMPORT_MODULES, import_probe
+from .openmmlab import (package_dir, parse_version_asserts, probe_installed_ranges,
                         probe_mmcv_ext_file)
-from .packages import (DISTRIBUTION_NAMES, DISTRIBUTIONS, conda_meta_dir, metadata_version,  # noqa: F401
+from .packages import (DISTRIBUTION_NAMES, DISTRIBUTIONS, conda_meta_dir, metadata_version,
                        probe_conda_packages, probe_distributions, probe_python)
-from .system import SHM_MANAGER_COMM, probe_nofile, probe_shm, probe_shm_free, probe_shm_managers  # noqa: F401
+from .system import SHM_MANAGER_COMM, probe_nofile, probe_shm, probe_shm_free, probe_shm_managers
+
+__all__ = ['cuda_home_candidates', 'probe_cuda_toolkit', 'probe_driver', 'probe_gpu_count', 'probe_libnvvm',
+           'toolkit_version_from_home', 'framework_probe', 'loaded_framework_facts', 'gather', 'IMPORT_MODULES',
+           'import_probe', 'package_dir', 'parse_version_asserts', 'probe_installed_ranges', 'probe_mmcv_ext_file',
+           'DISTRIBUTION_NAMES', 'DISTRIBUTIONS', 'conda_meta_dir', 'metadata_version', 'probe_conda_packages',
+           'probe_distributions', 'probe_python', 'SHM_MANAGER_COMM', 'probe_nofile', 'probe_shm',
+           'probe_shm_free', 'probe_shm_managers']

@@ -19,14 +19,20 @@ check family:
 - dist_pitfalls.py: sampler, worker-pickle, worker-cuda, import-cuda, ddp-inplace-view, unused-params,
   shm-batch, leftovers
 """
-from .checkpoint import box_convention  # noqa: F401
-from .dist_pitfalls import ddp_inplace_view, leftovers, pitfall, shm_batch  # noqa: F401
-from .gpu import has_gpu, torch_gpu  # noqa: F401
-from .imports import imports, probe_errors  # noqa: F401
-from .launch import dist_timeout, local_rank  # noqa: F401
-from .mmcv import mmcv_full, mmcv_torch, mmcv_wheel  # noqa: F401
-from .nccl import nccl_failfast  # noqa: F401
-from .numba import compile_test, libnvvm, numba_cuda, numba_driver, numba_numpy, numba_python  # noqa: F401
-from .numpy_base import numpy_base  # noqa: F401
-from .openmmlab import mmdet3d_numpy, mmengine_torch, openmmlab_mix, openmmlab_ranges, yapf  # noqa: F401
-from .system import sharing_strategy, shm  # noqa: F401
+from .checkpoint import box_convention
+from .dist_pitfalls import ddp_inplace_view, leftovers, pitfall, shm_batch
+from .gpu import has_gpu, torch_gpu
+from .imports import imports, probe_errors
+from .launch import dist_timeout, local_rank
+from .mmcv import mmcv_full, mmcv_torch, mmcv_wheel
+from .nccl import nccl_failfast
+from .numba import compile_test, libnvvm, numba_cuda, numba_driver, numba_numpy, numba_python
+from .numpy_base import numpy_base
+from .openmmlab import mmdet3d_numpy, mmengine_torch, openmmlab_mix, openmmlab_ranges, yapf
+from .system import sharing_strategy, shm
+
+__all__ = ['box_convention', 'ddp_inplace_view', 'leftovers', 'pitfall', 'shm_batch', 'has_gpu', 'torch_gpu',
+           'imports', 'probe_errors', 'dist_timeout', 'local_rank', 'mmcv_full', 'mmcv_torch', 'mmcv_wheel',
+           'nccl_failfast', 'compile_test', 'libnvvm', 'numba_cuda', 'numba_driver', 'numba_numpy', 'numba_python',
+           'numpy_base', 'mmdet3d_numpy', 'mmengine_torch', 'openmmlab_mix', 'openmmlab_ranges', 'yapf',
+           'sharing_strategy', 'shm']
