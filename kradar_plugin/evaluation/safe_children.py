@@ -3,11 +3,14 @@
 A child reads its file and runs the caller's ``convert`` on the content; only the converted result comes back
 through a pipe while the parent runs its ``meanwhile`` (the evaluator's warm-up). The parent names what
 happened to a child that sends no result: the time limit (``SIGALRM``/``SIGXCPU``), a kill (``SIGKILL``, e.g.
-the kernel out of memory), or a crash (any other signal: a crash, not memory).
+the kernel out of memory), or a crash (any other signal: a crash, not memory). An untrusted child's standard
+error goes to a temporary file, shown by the parent only when the read succeeded: for a bad file the parent's
+one error line is all the user sees (no warning or message printed by numpy or CPython on the way).
 """
 import os
 import resource
 import signal
+import sys
 import time
 
 from .. import settings
@@ -15,6 +18,7 @@ from . import safe_load
 
 ENV_VAR = 'KRADAR_EVAL_LOAD_WORKERS'
 _GRACE = 2.0       # seconds the parent waits past a child's own time limit before it ends the child
+_MAX_STDERR = 64 << 10     # bytes of an untrusted child's standard error shown after a successful read
 
 
 def fork_context(paths, trusted):
@@ -65,16 +69,41 @@ def _limit_self(limits, size):
     signal.setitimer(signal.ITIMER_REAL, float(limits.seconds))
 
 
+def _capture_stderr():
+    """In an untrusted child: its standard error (file descriptor 2: Python's warnings and what C code prints,
+    e.g. CPython's own complaint when a huge BYTEARRAY8 cannot be allocated) into a temporary file; returns a
+    function giving what was written (at most :data:`_MAX_STDERR` bytes). The parent shows it only when the
+    file was read: a bad file gives its one error line and nothing else."""
+    import tempfile
+    try:
+        sys.stderr.flush()
+        capture = tempfile.TemporaryFile()
+        os.dup2(capture.fileno(), 2)
+    except (OSError, ValueError, AttributeError):
+        return lambda: ''
+
+    def captured():
+        try:
+            sys.stderr.flush()
+            capture.seek(0)
+            return capture.read(_MAX_STDERR).decode('utf-8', 'replace')
+        except (OSError, ValueError, AttributeError, MemoryError):
+            return ''
+    return captured
+
+
 def _child(conn, job, trusted, limits):
     signal.signal(signal.SIGINT, signal.SIG_IGN)     # Ctrl-C is the parent's to handle; it ends us
+    captured = lambda: ''  # noqa: E731
     if not trusted:
+        captured = _capture_stderr()
         _limit_self(limits, os.path.getsize(job[1]))
-    out = safe_load._attempt(job, trusted, limits)
+    out = safe_load._attempt(job, trusted, limits, child=True)
     try:
-        conn.send(out)
+        conn.send(out + (captured() if out[0] == 'ok' else '',))
     except MemoryError:
         safe_load._KEPT[:] = []
-        conn.send(('memory', None))
+        conn.send(('memory', None, ''))
     conn.close()
 
 
@@ -113,10 +142,13 @@ def _result(worker, job, trusted, limits, deadline):
         if not ready:
             raise safe_load.LoadError('{}: reading it took longer than the time limit of {:g} s ({})'.format(
                 safe_load.named(what, path), limits.seconds, safe_load._raise_hint('seconds')))
-        status, value = conn.recv()
+        status, value, stderr = conn.recv()
     except EOFError:
         process.join()
         raise _ended(process.exitcode, job, trusted, limits)
+    if stderr:
+        sys.stderr.write(stderr)
+        sys.stderr.flush()
     return safe_load._outcome(status, value, job, limits, where='in a worker process')
 
 

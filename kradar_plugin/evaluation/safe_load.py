@@ -146,13 +146,16 @@ def load_file(path, what, trusted=False, limits=None):
             one_line(exc, 300)))
 
 
-def _attempt(job, trusted, limits):
+def _attempt(job, trusted, limits, child=False):
     """('ok', convert(load_file(...))) or a failure: ('value', one line), ('memory', None), ('error', traceback).
-    The same in a child process and in process."""
+    The same in a child process and in process (``child``: the loaded content is moved out of the garbage
+    collector's sight, ``gc.freeze``, as the child exits without freeing it)."""
     what, path, convert = job
     try:
         obj = load_file(path, what, trusted, limits)
         _KEPT.append(obj)
+        if child and hasattr(gc, 'freeze'):
+            gc.freeze()
         return 'ok', convert(obj) if convert is not None else obj
     except MemoryError:
         _KEPT[:] = []

@@ -116,6 +116,7 @@ class _Dtype(object):
         self.order = '|'
         self.built = False
         self._dtype = None
+        self._info = None
 
     def __setstate__(self, state):
         if self.built:
@@ -132,6 +133,7 @@ class _Dtype(object):
             _refuse('numpy dtype state: item size {} for {}{}'.format(elsize, self.kind, self.size))
         self.order = order
         self.built = True
+        self._dtype = self._info = None
 
     def dtype(self):
         if self._dtype is None:
@@ -141,25 +143,23 @@ class _Dtype(object):
             self._dtype = dtype
         return self._dtype
 
+    def info(self):
+        """(numpy dtype, item size (None for objects), whether its byte order is not native), cached."""
+        if self._info is None:
+            dt = self.dtype()
+            self._info = dt, None if dt.kind == 'O' else dt.itemsize, not dt.isnative
+        return self._info
 
-class _Array(object):
-    """An array as the file describes it; ``value`` is the rebuilt ndarray once its state was checked."""
 
+class _Array(list):
+    """An array as the file describes it. ``_reconstruct`` makes it empty; the file's ``BUILD`` appends its
+    state (``list.append``: no Python call per array); :meth:`SafeUnpickler.load` then checks every state and
+    rebuilds all arrays at once (:func:`_rebuild`), after which it holds ``[ndarray, element count]``. Never
+    hashable, never a list to anything but this module (the settling walk replaces it by its ndarray)."""
+
+    __slots__ = ()
     __hash__ = None
-
-    def __init__(self, loader):
-        self.loader = loader
-        self.value = None
-
-    def __setstate__(self, state):
-        if self.value is not None:
-            _refuse('an array given a state twice')
-        if type(state) is not tuple or len(state) not in (4, 5) or len(state) == 5 and state[0] != 1:
-            _refuse('numpy array state {!r}: expected (1, shape, dtype, is_fortran, data)'.format(_short(state)))
-        shape, dtype, fortran, data = state[-4:]
-        if type(fortran) not in (bool, int) or fortran not in (0, 1):
-            _refuse('numpy array state: is_fortran {!r}'.format(_short(fortran)))
-        self.value = self.loader.array(data, dtype, shape, 'F' if fortran else 'C')
+    __setstate__ = list.append
 
 
 class SafeUnpickler(pickle.Unpickler):
@@ -169,10 +169,12 @@ class SafeUnpickler(pickle.Unpickler):
     def __init__(self, f, limits=None, **kwargs):
         super(SafeUnpickler, self).__init__(f, **kwargs)
         self.limits = limits or Limits()
-        self._names = {
-            'ndarray': _NDARRAY, 'dtype': _Dtype, '_reconstruct': self._reconstruct, 'scalar': self._scalar,
-            '_frombuffer': self._frombuffer, 'OrderedDict': self._ordered_dict, 'encode': _encode}
-        self._names.update((name, _checked_builtin(name)) for name in _BUILTINS)
+        self.arrays = []          # every _Array of the file, in order, for _rebuild
+        names = {'ndarray': _NDARRAY, 'dtype': _Dtype, '_reconstruct': _reconstructor(self.arrays),
+                 'scalar': _scalar, '_frombuffer': _frombufferer(self.arrays), 'OrderedDict': _ordered_dict,
+                 'encode': _encode}
+        names.update((name, _checked_builtin(name)) for name in _BUILTINS)
+        self._names = names
 
     def find_class(self, module, name):
         if module == '__builtin__':       # a Python 2 or protocol <= 2 name (xrange, unicode, long)
@@ -184,63 +186,154 @@ class SafeUnpickler(pickle.Unpickler):
             'strings and numbers (pass --trust-pickle if you trust this file; loading a pickle can run any '
             'code)'.format(module, name))
 
-    def _reconstruct(self, subtype=None, shape=None, dtype=None, *rest):
-        if subtype is not _NDARRAY or rest or shape != (0,) or dtype not in (b'b', 'b'):
-            _refuse('numpy _reconstruct{!r}: numpy pickles write _reconstruct(ndarray, (0,), b\'b\')'.format(
-                _short((subtype, shape, dtype) + rest)))
-        return _Array(self)
+    def load(self):
+        """The unpickled object, its arrays rebuilt (still inside their :class:`_Array`: see :func:`settle`).
+        The memo is emptied before returning, so nothing the file built outlives this call by a cycle."""
+        try:
+            obj = super(SafeUnpickler, self).load()
+            _rebuild(self.arrays, self.limits.max_array_elements)
+            return obj
+        finally:
+            self.memo.clear()
+            del self.arrays[:]
 
-    def _frombuffer(self, buf=None, dtype=None, shape=None, order=None, *rest):
+
+def _reconstructor(arrays):
+    """``numpy.core.multiarray._reconstruct`` as :class:`SafeUnpickler` gives it: only numpy's own call
+    ``_reconstruct(ndarray, (0,), b'b')``, which makes an empty :class:`_Array` (its state comes by BUILD)."""
+    append = arrays.append
+    expected = (_NDARRAY, (0,), b'b')
+    python_2 = (_NDARRAY, (0,), 'b')
+
+    def _reconstruct(*args):
+        if args != expected and args != python_2:
+            _refuse('numpy _reconstruct{!r}: numpy pickles write _reconstruct(ndarray, (0,), b\'b\')'.format(
+                _short(args)))
+        array = _Array()
+        append(array)
+        return array
+    return _reconstruct
+
+
+def _frombufferer(arrays):
+    """``numpy.core.numeric._frombuffer`` (protocol 5): an :class:`_Array` with the state its arguments give."""
+    def _frombuffer(buf=None, dtype=None, shape=None, order=None, *rest):
         if rest or order not in ('C', 'F'):
             _refuse('numpy _frombuffer: order {!r}'.format(_short(order)))
-        array = _Array(self)
-        array.value = self.array(buf, dtype, shape, order)
+        array = _Array()
+        array.append((shape, dtype, order == 'F', buf))
+        arrays.append(array)
         return array
+    return _frombuffer
 
-    def _scalar(self, dtype=None, data=None, *rest):
-        if type(dtype) is not _Dtype or rest:
-            _refuse('numpy scalar{!r}: expected (dtype, data)'.format(_short((dtype, data) + rest)))
-        if dtype.kind == 'O':
-            return data
-        data = _buffer(data)
-        if len(data) != dtype.dtype().itemsize:
-            _refuse('numpy scalar of {}: {} bytes of data'.format(dtype.dtype(), len(data)))
-        return np.frombuffer(data, dtype=dtype.dtype(), count=1)[0]
 
-    def _ordered_dict(self, *args):
-        return collections.OrderedDict(_container_arg('OrderedDict', args, (list, tuple, dict)))
+def _scalar(dtype=None, data=None, *rest):
+    if type(dtype) is not _Dtype or rest:
+        _refuse('numpy scalar{!r}: expected (dtype, data)'.format(_short((dtype, data) + rest)))
+    if dtype.kind == 'O':
+        return _plain_value(data, 'an object scalar')
+    data = _buffer(data)
+    if len(data) != dtype.dtype().itemsize:
+        _refuse('numpy scalar of {}: {} bytes of data'.format(dtype.dtype(), len(data)))
+    return np.frombuffer(data, dtype=dtype.dtype(), count=1)[0]
 
-    def array(self, data, dtype, shape, order):
-        """The ndarray of checked parts (see the module docstring)."""
+
+def _ordered_dict(*args):
+    return collections.OrderedDict(_container_arg('OrderedDict', args, (list, tuple, dict)))
+
+
+#: what an object array (or an object scalar) may hold: plain values, no containers, no arrays
+_PLAIN = (type(None), bool, int, float, complex, str, bytes)
+
+
+def _plain_value(value, where):
+    t = type(value)
+    if t not in _PLAIN and not isinstance(value, _NUMPY_SCALAR):
+        _refuse('{} holding {}: object arrays may hold only None, bool, int, float, complex, str and bytes '
+                'values'.format(where, _described(value)))
+    if t is int and value.bit_length() > MAX_INT_BITS:
+        _refuse('an integer of {} bits'.format(value.bit_length()))
+    return value
+
+
+_PAD = [b'\x00' * k for k in range(8)]
+
+
+def _shape_size(shape, limit, cache):
+    """(checked shape, element count) of an array state's shape (``cache``: shapes seen before)."""
+    if type(shape) is not tuple or len(shape) > 32:
+        _refuse('numpy array shape {!r}'.format(_short(shape)))
+    n = 1
+    for d in shape:
+        if type(d) is not int or d < 0:
+            _refuse('numpy array shape {!r}'.format(_short(shape)))
+        n *= d
+        if d > limit or n > limit:
+            _refuse('an array of shape {} holds more than the limit of {:,} elements per array '
+                    '(--max-array-elements raises it)'.format(shape, limit))
+    cache[shape] = shape, n
+    return shape, n
+
+
+def _rebuild(arrays, limit):
+    """Check the state of every :class:`_Array` and rebuild all of them: the data of all non-object arrays is
+    copied once into one buffer (each array's bytes at an 8-byte-aligned offset) and each array is an
+    ``ndarray`` of its checked shape and dtype over its own bytes of that buffer; an object array is made
+    from its list of plain values. Each _Array then holds ``[ndarray, element count]``."""
+    shapes = {}
+    pending = []
+    chunks = []
+    offset = 0
+    for array in arrays:
+        if len(array) != 1:
+            _refuse('an array without its state' if not array else 'an array given a state twice')
+        state = array[0]
+        if type(state) is tuple and len(state) == 5 and state[0] == 1:
+            _, shape, dtype, fortran, data = state
+        elif type(state) is tuple and len(state) == 4:
+            shape, dtype, fortran, data = state
+        else:
+            _refuse('numpy array state {!r}: expected (1, shape, dtype, is_fortran, data)'.format(_short(state)))
         if type(dtype) is not _Dtype:
             _refuse('numpy array with dtype {!r}: expected numpy.dtype(...)'.format(_short(dtype)))
-        if type(shape) is not tuple or len(shape) > 32:
-            _refuse('numpy array shape {!r}'.format(_short(shape)))
-        limit = self.limits.max_array_elements
-        n = 1
-        for d in shape:
-            if type(d) is not int or d < 0:
-                _refuse('numpy array shape {!r}'.format(_short(shape)))
-            n *= d
-            if d > limit or n > limit:
-                _refuse('an array of shape {} holds more than the limit of {:,} elements per array '
-                        '(--max-array-elements raises it)'.format(shape, limit))
-        dt = dtype._dtype or dtype.dtype()
-        if dt.kind == 'O':
-            return _object_array(data, shape, n, order)
-        if type(data) is not bytes and type(data) is not bytearray:
+        dt, itemsize, swapped = dtype._info or dtype.info()
+        if fortran is not False and fortran is not True and (type(fortran) is not int or fortran not in (0, 1)):
+            _refuse('numpy array state: is_fortran {!r}'.format(_short(fortran)))
+        try:
+            hit = shapes.get(shape)
+        except TypeError:           # an unhashable shape: refused by _shape_size
+            hit = None
+        shape, n = hit or _shape_size(shape, limit, shapes)
+        if itemsize is None:
+            array[0] = _object_array(data, shape, n, 'F' if fortran else 'C')
+            array.append(n + sum(1 + len(v) // 8 if type(v) in (str, bytes) else 1 for v in data))
+            continue
+        if type(data) is not bytes:
             data = _buffer(data)
-        if len(data) != n * dt.itemsize:
+        size = len(data)
+        if size != n * itemsize:
             _refuse('an array of shape {} and dtype {} with {} bytes of data ({} expected)'.format(
-                shape, dt, len(data), n * dt.itemsize))
-        if n == 0:
-            return np.zeros(shape, dtype=dt)
-        out = np.frombuffer(bytearray(data), dtype=dt)         # a writable copy the array owns through base
-        if len(shape) != 1 or order != 'C':
-            out = out.reshape(shape, order=order)
-        if not dt.isnative:                 # as numpy's own unpickling: values in the native byte order
-            return out.astype(dt.newbyteorder('='))
-        return out
+                shape, dt, size, n * itemsize))
+        pending.append((array, shape, dt, offset, fortran, n, swapped))
+        chunks.append(data)
+        pad = -size & 7
+        if pad:
+            chunks.append(_PAD[pad])
+        offset += size + pad
+    buf = bytearray().join(chunks)        # this module's own copy: the arrays are writable views of it
+    del chunks[:]
+    ndarray = np.ndarray
+    for array, shape, dt, offset, fortran, n, swapped in pending:
+        if not n:
+            out = np.zeros(shape, dtype=dt)
+        elif fortran:
+            out = ndarray(shape, dt, buf, offset, None, 'F')
+        else:
+            out = ndarray(shape, dt, buf, offset)
+        if swapped:                         # as numpy's own unpickling: values in the native byte order
+            out = out.astype(dt.newbyteorder('='))
+        array[0] = out
+        array.append(n)
 
 
 def _object_array(data, shape, n, order):
@@ -249,7 +342,7 @@ def _object_array(data, shape, n, order):
             shape, _described(data), n))
     out = np.empty(n, dtype=object)
     for i, value in enumerate(data):
-        out[i] = value.value if type(value) is _Array else value
+        out[i] = _plain_value(value, 'an object array')
     return out.reshape(shape, order=order)
 
 
@@ -349,53 +442,84 @@ def _short(value, width=120):
     return text if len(text) <= width else text[:width - 3] + '...'
 
 
-class _Settler(object):
-    def __init__(self, limits):
-        self.max_elements = limits.max_elements
-        self.done = {}
-        self.active = set()
+_ACTIVE = object()
 
-    def leaf(self, x, t):
-        """(x, its element count) for a value that holds no other, or None."""
+
+class _Settler(object):
+    """The walk of :func:`settle`: each container visited once (``done``: id -> (container, its settled
+    value, its expanded count); the container is kept so that no id is reused during the walk)."""
+
+    def __init__(self, limits):
+        self.limit = limits.max_elements
+        self.done = {}
+
+    def value(self, x, depth):
+        """(x with rebuilt arrays and dtypes in place, number of elements x holds when expanded)."""
+        t = type(x)
         if t is str or t is bytes or t is bytearray:
             return x, 1 + len(x) // 8
+        if t is float or t is bool or x is None:
+            return x, 1
         if t is int:
             if x.bit_length() > MAX_INT_BITS:
                 _refuse('an integer of {} bits'.format(x.bit_length()))
             return x, 1
+        if t is _Array:
+            if len(x) != 2:
+                _refuse('an array without its state')
+            return x[0], x[1]
         if t in _SCALARS or isinstance(x, _NUMPY_SCALAR):
             return x, 1
-        if t is _Array:
-            if x.value is None:
-                _refuse('an array without its state')
-            if x.value.dtype.kind != 'O':
-                return x.value, x.value.size
-        return None
+        if t is np.ndarray:
+            if x.dtype.kind == 'O':
+                return x, x.size + sum(self.value(_plain_value(v, 'an object array'), depth)[1] for v in x.flat)
+            return x, x.size
+        if t is _Dtype:
+            return x.dtype(), 1
+        if t is range:
+            try:
+                return x, len(x)
+            except OverflowError:
+                return x, self.limit + 1
+        if t is list or t is dict or t is tuple or t is set or t is frozenset or t is collections.OrderedDict:
+            return self.container(x, t, depth)
+        _refuse('a {} (not made by this loader)'.format(t.__name__))
 
-    def settle(self, x, depth):
-        """(x with rebuilt arrays and dtypes in place, number of elements x holds when expanded)."""
-        t = type(x)
-        simple = self.leaf(x, t)
-        if simple is not None:
-            return simple
+    def container(self, x, t, depth):
         key = id(x)
-        hit = self.done.get(key)
+        done = self.done
+        hit = done.get(key)
         if hit is not None:
-            return hit
-        if key in self.active:
-            _refuse('a {} that contains itself'.format(t.__name__))
+            if hit is _ACTIVE:
+                _refuse('a {} that contains itself'.format(t.__name__))
+            return hit[1], hit[2]
         if depth > MAX_DEPTH:
             _refuse('containers nested more than {} deep'.format(MAX_DEPTH))
-        self.active.add(key)
+        done[key] = _ACTIVE
         count = 1
+        limit = self.limit
+        value = self.value
+        container = self.container
+        deeper = depth + 1
         new = x
-        leaf, limit, deeper = self.leaf, self.max_elements, depth + 1
         if t is list:
             for i, v in enumerate(x):
-                done = leaf(v, type(v)) or self.settle(v, deeper)
-                if done[0] is not v:
-                    x[i] = done[0]
-                count += done[1]
+                tv = type(v)
+                if tv is _Array and len(v) == 2:
+                    x[i] = v[0]
+                    count += v[1]
+                elif tv is float:
+                    count += 1
+                elif tv is dict or tv is list:
+                    w, c = container(v, tv, deeper)
+                    if w is not v:
+                        x[i] = w
+                    count += c
+                else:
+                    w, c = value(v, deeper)
+                    if w is not v:
+                        x[i] = w
+                    count += c
                 if count > limit:
                     break
         elif t is dict or t is collections.OrderedDict:
@@ -403,50 +527,49 @@ class _Settler(object):
                 if type(k) is str:
                     count += 1
                 else:
-                    count += (leaf(k, type(k)) or self.settle(k, deeper))[1]
-                done = leaf(v, type(v)) or self.settle(v, deeper)
-                if done[0] is not v:
-                    x[k] = done[0]
-                count += done[1]
+                    count += value(k, deeper)[1]
+                tv = type(v)
+                if tv is _Array and len(v) == 2:
+                    x[k] = v[0]
+                    count += v[1]
+                elif tv is str:
+                    count += 1 + len(v) // 8
+                elif tv is float or tv is bool:
+                    count += 1
+                elif tv is dict or tv is list:
+                    w, c = container(v, tv, deeper)
+                    if w is not v:
+                        x[k] = w
+                    count += c
+                else:
+                    w, c = value(v, deeper)
+                    if w is not v:
+                        x[k] = w
+                    count += c
                 if count > limit:
                     break
-        elif t is tuple or t is set or t is frozenset:
+        else:
             items = []
             for v in x:
-                done = leaf(v, type(v)) or self.settle(v, deeper)
-                items.append(done[0])
-                count += done[1]
+                w, c = value(v, deeper)
+                items.append(w)
+                count += c
                 if count > limit:
                     break
             if t is tuple and any(a is not b for a, b in zip(items, x)):
                 new = tuple(items)
-        elif t is _Array or t is np.ndarray:
-            new = x.value if t is _Array else x
-            count = new.size
-            if new.dtype.kind == 'O':
-                for v in new.flat:
-                    count += (leaf(v, type(v)) or self.settle(v, deeper))[1]
-        elif t is _Dtype:
-            new = x.dtype()
-        elif t is range:
-            try:
-                count = len(x)
-            except OverflowError:
-                count = limit + 1
-        else:
-            _refuse('a {} (not made by this loader)'.format(t.__name__))
         if count > limit:
             _refuse('the content holds more than the limit of {:,} elements in all (counting every reference '
                     'to a shared list or array; --max-elements raises it)'.format(limit))
-        self.active.discard(key)
-        self.done[key] = (new, count)
+        done[key] = (x, new, count)
         return new, count
 
 
 def settle(obj, limits=None):
     """``obj`` as :class:`SafeUnpickler` loaded it, with its rebuilt arrays and dtypes in their containers;
-    refuses (RefusedPickleError) what exceeds ``limits`` when expanded, nests too deep or contains itself."""
-    return _Settler(limits or Limits()).settle(obj, 0)[0]
+    refuses (RefusedPickleError) what exceeds ``limits`` when expanded, nests too deep or contains itself.
+    Also checks parsed JSON the same way (no arrays there)."""
+    return _Settler(limits or Limits()).value(obj, 0)[0]
 
 
 def load(f, trusted=False, limits=None):

@@ -14,6 +14,7 @@ from .frames import Frames, frame_of, offsets_of  # noqa: F401  (names of this m
 from .protocols import FAKE_2D_BOX, KRADAR_CLASSES, KRADAR_KEYWORDS
 
 
+
 class EvaluationInputWarning(UserWarning):
     """A documented repair or an input that makes the numbers trivial (e.g. no detections)."""
 
@@ -30,9 +31,9 @@ def _as_field(frame, key, width, n, side, index, dtype):
         value = value.detach().cpu().numpy()
     try:
         arr = np.asarray(value, dtype=dtype)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError, RecursionError) as exc:
         raise ValueError('{}[{}][{!r}]: cannot be read as {} numbers ({})'.format(
-            side, index, key, np.dtype(dtype).name, exc))
+            side, index, key, np.dtype(dtype).name, ' '.join(str(exc).split())[:200]))
     want = (n, width) if width else (n,)
     if arr.shape != want:
         if arr.size == 0 and n == 0:
@@ -225,7 +226,11 @@ def check_columns(side, data, offsets, optional=None):
 
 
 def _check_list(annos, side):
-    if isinstance(annos, dict) or not hasattr(annos, '__len__') or not hasattr(annos, '__getitem__'):
+    try:
+        sized = not isinstance(annos, dict) and hasattr(annos, '__getitem__') and len(annos) >= 0
+    except TypeError:        # a 0-d array has __len__ but no length
+        sized = False
+    if not sized:
         raise ValueError('{}: expected a list with one dict per frame, got {}'.format(side, type(annos).__name__))
 
 

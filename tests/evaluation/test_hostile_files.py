@@ -122,6 +122,10 @@ CORPUS = {
                          b'J\xff\xff\xff\x7f' + b'tR' + b'tR'),
     'object_ndarray_length.pkl': _p(_array_of(DTYPE_O, b'(' + b'J\xff\xff\xff\x3f' + b't', b']')),
     'memo_nested_lists.pkl': _memo_nest(8, 60),
+    # CPython 3.11 prints 'SystemError: deallocated bytearray object has exported buffers' when it cannot
+    # allocate a BYTEARRAY8 (found by benchmarks/fuzz_loading.py): the child's stderr must not reach the user
+    'bytearray8_huge.pkl': b'\x80\x05\x96' + (8977087483827262265).to_bytes(8, 'little') + b'xx.',
+    'bytearray8_large.pkl': b'\x80\x05\x96' + (1 << 40).to_bytes(8, 'little') + b'xx.',
     'range_huge.pkl': _p(_list_of(_global('builtins', 'range') + b'(' + b'\x8a\x09' + (10 ** 20).to_bytes(9, 'little')
                                   + b'tR')),
     # hangs

@@ -78,8 +78,15 @@ def unwrap_result(res, where):
     missing = [k for k in RESULT_KEYS if k not in res]
     if missing:
         raise ValueError('{}: missing {} (keys present: {}); expected {} or {{"pts_bbox": {{...}}}}'.format(
-            where, missing, sorted(res), list(RESULT_KEYS)))
+            where, missing, _short_keys(res), list(RESULT_KEYS)))
     return res
+
+
+def _short_keys(res):
+    """The keys of a dict as a short text (keys of any type, no huge int converted)."""
+    from kradar_plugin.evaluation.safe_pickle import _short
+    text = '[' + ', '.join(sorted(_short(k, 40) for k in res)) + ']'
+    return text if len(text) <= 300 else text[:297] + '...'
 
 
 def frame_arrays(res, where):
