@@ -59,8 +59,7 @@ class SwitchUnavailableError(RuntimeError):
 
 
 def _requested_switches(environ):
-    return ['{}={}'.format(name, environ[name]) for name in SWITCH_VARS
-            if settings.enabled(name, environ)]
+    return settings.requested_switches(environ)
 
 
 def _importable(name):

@@ -111,6 +111,20 @@ SWITCHES = ('KRADAR_EVAL_ONLY', 'KRADAR_EVAL_FIRST', 'KRADAR_EVAL_SAMPLES', 'KRA
             'KRADAR_EVAL_WATCH_IDLE', 'KRADAR_EVAL_FINAL_EPOCH', 'KRADAR_EVAL_KEY', 'KRADAR_SWEEP_STOP_ON_ERROR')
 
 
+def requested_switches(environ=None):
+    """``['NAME=value', ...]`` of the :data:`SWITCHES` the environment sets to ask for something: a flag not
+    set false (an unparsable value counts: the runner adapter then names it), any other switch set to any
+    value (``KRADAR_MIN_LOADED=0`` asks to turn the check off). The one rule for "is a switch requested?",
+    used by the registration and by the runner adapters."""
+    environ = _environ(environ)
+    out = []
+    for name in SWITCHES:
+        value = raw(name, environ)
+        if value and not (SETTINGS[name].type == 'flag' and value.lower() in FALSE):
+            out.append('{}={}'.format(name, environ[name]))
+    return out
+
+
 def _environ(environ):
     return os.environ if environ is None else environ
 

@@ -74,3 +74,17 @@ def test_parsing_names_the_variable():
 def test_docs_page_is_the_rendered_table():
     with open(os.path.join(ROOT, 'docs', 'settings.md')) as f:
         assert f.read() == settings.markdown()
+
+
+def test_one_rule_for_a_requested_switch():
+    """The registration and the runner adapters agree on "is a switch requested?" (they once disagreed on
+    KRADAR_MIN_LOADED=0, which turns the load check off)."""
+    from kradar_plugin import _registration
+    from kradar_plugin.distributed.eval_mode import env_requests_switch
+    cases = [({}, False), ({'KRADAR_EVAL_ONLY': '0'}, False), ({'KRADAR_EVAL_ONLY': '1'}, True),
+             ({'KRADAR_MIN_LOADED': '0'}, True), ({'KRADAR_EVAL_SAMPLES': '4'}, True),
+             ({'KRADAR_PREFLIGHT': 'off'}, False), ({'KRADAR_EVAL_FIRST': 'maybe'}, True),
+             ({'KRADAR_EVAL_CHECKPOINTS': 'w/*.pth'}, True), ({'KRADAR_IOU_BACKEND': 'numpy'}, False)]
+    for env, expected in cases:
+        assert env_requests_switch(env) is expected, env
+        assert bool(_registration._requested_switches(env)) is expected, env

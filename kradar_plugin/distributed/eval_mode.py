@@ -15,7 +15,6 @@ MODES = ('only', 'first', 'off')
 ENV_ONLY = 'KRADAR_EVAL_ONLY'
 ENV_FIRST = 'KRADAR_EVAL_FIRST'
 ENV_SAMPLES = 'KRADAR_EVAL_SAMPLES'
-ENV_MIN_LOADED = 'KRADAR_MIN_LOADED'
 ENV_PREFLIGHT = 'KRADAR_PREFLIGHT'
 ENV_PROBE_MODEL = 'KRADAR_PROBE_MODEL'
 # every variable that asks for the switch (``env_requests_switch``)
@@ -50,12 +49,8 @@ def check_samples(samples, source='eval_samples'):
 
 def env_requests_switch(environ=None):
     """True when the environment asks for eval-only, eval-first, an evaluation subset, a checkpoint
-    threshold, the preflight, the model probe or a checkpoint sweep."""
-    environ = os.environ if environ is None else environ
-    return bool(_env_flag(environ, ENV_ONLY) or _env_flag(environ, ENV_FIRST)
-                or settings.raw(ENV_SAMPLES, environ) or settings.raw(ENV_MIN_LOADED, environ)
-                or _env_flag(environ, ENV_PREFLIGHT) or _env_flag(environ, ENV_PROBE_MODEL)
-                or settings.raw('KRADAR_EVAL_CHECKPOINTS', environ) or settings.raw('KRADAR_EVAL_WATCH', environ))
+    threshold, the preflight, the model probe or a checkpoint sweep (``settings.requested_switches``)."""
+    return bool(settings.requested_switches(environ))
 
 
 def check_flag(value, source):
