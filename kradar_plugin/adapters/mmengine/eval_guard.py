@@ -17,6 +17,7 @@ from kradar_plugin.distributed.collection import MMENGINE, check_results
 from kradar_plugin.distributed.eval_support import RESULTS_DIR, dist_info, fail_fast, loader_indices  # noqa: F401
 
 
+
 def check_collection(loader):
     """Collective (every rank calls it): raise CollectionError if mmengine's collection would be inexact."""
     eval_support.check_collection(loader, MMENGINE)
@@ -63,8 +64,8 @@ def guard_metrics(runner, loop):
 def _guarded_compute(runner, loop, metric, compute, suffix):
     def compute_metrics(results):
         check_results(results, len(loop.dataloader.dataset), type(metric).__name__)
-        path = save_results(results, runner.work_dir, results_tag(runner) + suffix)
         context = run_context.current()
+        path = save_results(results, runner.work_dir, (context.results_tag or results_tag(runner)) + suffix)
         context.saved_results = path  # a metric that pickles its input first reuses this file
         if hasattr(metric, 'last_results_file'):
             metric.last_results_file = None  # set again by a metric that saves its own files

@@ -10,6 +10,8 @@ evaluation (``Epoch(val) [0][N/N]``, step 0 in the visualizer) -- with, for that
 metric-driven step skipped. Eval-only then sets ``runner.train_loop.stop_training``: zero training
 iterations, no checkpoint, ``after_train``/``after_run`` hooks still run. In every mode (also ``'off'``)
 the guards of ``guard`` apply and ``eval_samples`` restricts every evaluation to the first N samples.
+With a checkpoint sweep (``sweep``, eval-only) the one evaluation becomes one per checkpoint (``sweep``);
+``after_run`` then ends the process with a non-zero exit code unless every checkpoint succeeded.
 """
 from mmengine.hooks import CheckpointHook, Hook, ParamSchedulerHook
 from mmengine.registry import HOOKS
@@ -25,12 +27,17 @@ class EvalOnlyHook(Hook):
 
     priority = 'LOWEST'
 
-    def __init__(self, mode='only', eval_samples=None, guard=True):
+    def __init__(self, mode='only', eval_samples=None, guard=True, sweep=None, min_loaded=None):
         self.mode = eval_mode.check_mode(mode)
         self.eval_samples = eval_mode.check_samples(eval_samples)
         self.guard = guard
         self.evaluated = 0
         self.metrics = None
+        self.sweep = sweep if sweep is not None and sweep.active else None
+        if self.sweep is not None and self.mode != 'only':
+            raise ValueError('a checkpoint sweep is eval-only: eval_mode={!r} cannot sweep'.format(self.mode))
+        self.min_loaded = min_loaded
+        self.sweep_result = None
 
     def before_train(self, runner):
         loop = runner.val_loop
@@ -48,9 +55,22 @@ class EvalOnlyHook(Hook):
             guard_loop(loop)
         if self.mode == 'off':
             return
+        if self.sweep is not None:
+            from kradar_plugin.distributed.checkpoint_report import resolve_min_loaded
+            from .sweep import run_sweep
+            self.sweep_result = run_sweep(self, runner, loop, self.sweep, resolve_min_loaded(self.min_loaded))
+            self.stop_training(runner)
+            return
         self.metrics = self.evaluate_now(runner, loop)
         if self.mode == 'only':
             self.stop_training(runner)
+
+    def after_run(self, runner):
+        """A sweep with a failed checkpoint ends the process with a non-zero exit code (every rank)."""
+        if self.sweep_result is not None:
+            message = self.sweep_result.exit_message()
+            if message:
+                raise SystemExit(message if self.sweep_result.rank == 0 else 1)
 
     def evaluate_now(self, runner, loop):
         """One ``loop.run()`` before training, without best-checkpoint saving or scheduler steps."""

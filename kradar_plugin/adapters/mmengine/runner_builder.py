@@ -5,7 +5,9 @@ unmodified OpenMMLab 2.0 ``tools/train.py`` (mmdet3d 1.x, mmdet 3.x) from the co
 
 (a hook cannot be given through ``--cfg-options``: ``custom_hooks=[dict(...)]`` does not parse; a string
 ``runner_type`` does). Config keys: ``eval_mode`` ('only' by default, 'first', 'off'), ``eval_samples``,
-``base_runner_type`` (a project's own ``Runner`` subclass, which then gets the switch).
+``base_runner_type`` (a project's own ``Runner`` subclass, which then gets the switch); a checkpoint
+sweep's ``eval_checkpoints``, ``eval_watch``, ... (``kradar_plugin.distributed.sweep_plan``), which make the
+mode eval-only, and ``min_loaded`` (the sweep's checkpoint refusal threshold).
 ``KRADAR_EVAL_ONLY``/``KRADAR_EVAL_FIRST``/``KRADAR_EVAL_SAMPLES`` override them; when one is set as
 ``kradar_plugin`` is imported (``custom_imports``), a config without ``runner_type`` obeys it too
 (``install_env_switch``).
@@ -22,7 +24,7 @@ import sys
 from mmengine.registry import RUNNERS
 from mmengine.runner import Runner
 
-from kradar_plugin.distributed import dist_params, eval_mode, run_context
+from kradar_plugin.distributed import dist_params, eval_mode, run_context, sweep_plan
 from .eval_only_hook import EvalOnlyHook
 
 
@@ -70,13 +72,24 @@ class EvalSwitchMixin(object):
         # resolved (and validated) before the runner builds anything
         self.eval_mode, self.eval_samples = eval_mode.resolve(
             cfg.get('eval_mode', self.default_mode), cfg.get('eval_samples', None))
+        self.eval_sweep = sweep_plan.request_from(dict((k, cfg.get(k)) for k in sweep_plan.CONFIG_KEYS
+                                                       if cfg.get(k, None) is not None))
+        if self.eval_sweep.active:
+            if self.eval_mode == 'first':
+                raise ValueError('a checkpoint sweep is eval-only: it cannot run with eval_mode=first')
+            self.eval_mode = 'only'
         run_context.start()   # this run's shared state
         self._kradar_notes = []
         super(EvalSwitchMixin, self).__init__(*args, **kwargs)
         for note in self._kradar_notes:
             self.logger.info(note)
+        if self.eval_sweep.active and getattr(self, '_load_from', None):
+            self.logger.info('kradar_plugin sweep: load_from=%s not loaded (each checkpoint of the sweep is '
+                             'loaded in turn)', self._load_from)
+            self._load_from = None
         if not any(isinstance(h, EvalOnlyHook) for h in self.hooks):
-            self.register_hook(EvalOnlyHook(self.eval_mode, self.eval_samples), priority='LOWEST')
+            self.register_hook(EvalOnlyHook(self.eval_mode, self.eval_samples, sweep=self.eval_sweep,
+                                            min_loaded=cfg.get('min_loaded', None)), priority='LOWEST')
         if self.eval_mode != 'off' or self.eval_samples is not None:
             self.logger.info('kradar_plugin: eval_mode=%s, eval_samples=%s', self.eval_mode,
                              self.eval_samples if self.eval_samples is not None else 'all')

@@ -21,7 +21,7 @@ import sys
 def parse_args(argv=None):
     from mmengine.config import DictAction
 
-    from kradar_plugin.distributed import eval_mode
+    from kradar_plugin.distributed import eval_mode, sweep_plan
     parser = argparse.ArgumentParser(description='Train (or only evaluate) a detector (OpenMMLab 2.0)')
     parser.add_argument('config', help='train config file path')
     parser.add_argument('--work-dir', help='the dir to save logs and models')
@@ -36,7 +36,14 @@ def parse_args(argv=None):
                         help='job launcher')
     parser.add_argument('--local_rank', '--local-rank', dest='local_rank', type=int, default=0)
     eval_mode.add_arguments(parser)
+    sweep_plan.add_arguments(parser)
     args = parser.parse_args(argv)
+    if args.checkpoints and args.watch:
+        parser.error('--checkpoints and --watch are exclusive')
+    if (args.checkpoints or args.watch) and args.eval_first:
+        parser.error('--checkpoints/--watch sweep in eval-only mode: drop --eval-first')
+    if args.checkpoints or args.watch:
+        args.eval_only = True
     if 'LOCAL_RANK' not in os.environ:
         os.environ['LOCAL_RANK'] = str(args.local_rank)
     if args.eval_samples is not None and args.eval_samples <= 0:
@@ -59,6 +66,11 @@ def apply_eval_switch(cfg, args):
         cfg.eval_mode = 'only' if runner_type == 'EvalOnlyRunner' else 'off'
     if args.eval_samples is not None:
         cfg.eval_samples = args.eval_samples
+    from kradar_plugin.distributed import sweep_plan
+    sweep = sweep_plan.config_from_args(args)
+    if sweep:
+        cfg.update(sweep)
+        cfg.load_from = None  # each checkpoint of the sweep is loaded in turn
 
 
 def build_cfg(args):
