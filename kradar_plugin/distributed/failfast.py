@@ -95,6 +95,8 @@ PEER_FAILURE_MARKERS = ('Connection closed by peer', 'Connection reset by peer',
                         'communicator was aborted', 'Connection refused')
 # How long a rank that only lost a peer waits for the launcher to stop it before it exits by itself.
 PEER_GRACE_S = 10.0
+# How long it waits before it looks whether every worker of its own node is still alive.
+LOCAL_SETTLE_S = 0.2
 
 
 def is_peer_failure(exc):
@@ -156,6 +158,7 @@ def wait_if_peer_failure(exc, grace_s=PEER_GRACE_S):
     of this node is alive, the lost rank is on another node (its own launcher reports it; this node's never
     sees it): this rank then leaves at once, naming the peer's address."""
     if is_peer_failure(exc) and int(os.environ.get('WORLD_SIZE', '1')) > 1:
+        time.sleep(LOCAL_SETTLE_S)  # a local peer that closed its connections is then surely gone from /proc
         if local_workers_all_alive():
             sys.stderr.write('{} lost a peer on another node ({}): every worker of this node is alive; '
                              'that node\'s launcher names the lost rank. Leaving now.\n'.format(

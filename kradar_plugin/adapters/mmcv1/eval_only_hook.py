@@ -85,8 +85,7 @@ class EvalOnlyHook(Hook):
         if self.sweep is not None:
             from .sweep import run_sweep
             self.sweep_started = True
-            self.sweep_result = run_sweep(self, runner, hooks, self.sweep)
-            self.evaluated += len(self.sweep_result.record.entries)
+            self.sweep_result = run_sweep(self, runner, hooks, self.sweep)  # evaluate_now counts each
             self.stop_training(runner)
             return
         context = run_context.current()
