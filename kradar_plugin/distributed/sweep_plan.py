@@ -23,6 +23,7 @@ import os.path as osp
 import re
 
 from .. import settings
+from .eval_mode import check_flag
 
 ENV_CHECKPOINTS = 'KRADAR_EVAL_CHECKPOINTS'
 ENV_WATCH = 'KRADAR_EVAL_WATCH'
@@ -114,7 +115,7 @@ def request_from(config=None, environ=None):
                   watch_poll_s=config.get('eval_watch_poll', DEFAULT_WATCH_POLL_S),
                   final_epoch=config.get('eval_final_epoch'),
                   eval_key=config.get('eval_key'),
-                  stop_on_error=_config_flag(config.get('eval_stop_on_error', False), 'runner.eval_stop_on_error'))
+                  stop_on_error=check_flag(config.get('eval_stop_on_error', False), 'runner.eval_stop_on_error'))
     if settings.raw(ENV_CHECKPOINTS, environ):
         values['checkpoints'] = split_checkpoints(settings.raw(ENV_CHECKPOINTS, environ))
         values['watch'] = None
@@ -131,16 +132,6 @@ def request_from(config=None, environ=None):
     if stop is not None:
         values['stop_on_error'] = stop
     return SweepRequest(**values)
-
-
-def _config_flag(value, source):
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in settings.TRUE + settings.FALSE:
-        return value.strip().lower() in settings.TRUE
-    raise ValueError('{}={!r}: expected True or False'.format(source, value))
 
 
 def pop_config(runner_cfg):
