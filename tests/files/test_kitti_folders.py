@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-import kradar_cli
+from kradar_plugin.evaluation.cli import main as eval_main
 from kradar_plugin.files import KRadarFileError
 from kradar_plugin.files.kitti_folders import frame_annos, read_folder
 
@@ -52,7 +52,7 @@ def test_parsed_as_kradar_parses(folders, layout):
 
 
 def _cli(args, capsys):
-    rc = kradar_cli.eval_main(args)
+    rc = eval_main(args)
     out = capsys.readouterr()
     return rc, out.out, out.err
 

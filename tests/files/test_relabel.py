@@ -9,7 +9,8 @@ import sys
 import numpy as np
 import pytest
 
-import kradar_cli
+from kradar_plugin.evaluation.cli import main as eval_main
+from kradar_plugin.files.create_data import main as create_data_main
 from kradar_plugin.evaluation.evaluator import KRadarEvaluator
 from kradar_plugin.evaluation.label_versions import LabelVersionWarning
 
@@ -21,7 +22,7 @@ def converted(demo_tree, tmp_path_factory):
     out = tmp_path_factory.mktemp('infos')
     paths = {}
     for version in ('v1.0', 'v2.0'):
-        rc = kradar_cli.create_data_main(['--root-path', demo_tree['root'], '--out-dir', str(out / version),
+        rc = create_data_main(['--root-path', demo_tree['root'], '--out-dir', str(out / version),
                                           '--split-dir', demo_tree['split_dir'], '--label-version', version,
                                           '--labels-dir', demo_tree['labels_dir'], '--no-progress'])
         assert rc == 0
@@ -44,7 +45,7 @@ def converted(demo_tree, tmp_path_factory):
 
 
 def _cli(args, capsys):
-    rc = kradar_cli.eval_main(args + ['--box-convention', 'mmdet3d>=1.0', '--no-progress'])
+    rc = eval_main(args + ['--box-convention', 'mmdet3d>=1.0', '--no-progress'])
     out = capsys.readouterr()
     return rc, out.out, out.err
 

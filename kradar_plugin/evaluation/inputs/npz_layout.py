@@ -107,7 +107,7 @@ def info_columns(content):
 def write(directory, source, kind, columns, offsets, extra=None):
     """Write ``directory/<source's name>.npz``; returns its path."""
     if not os.path.isdir(directory):
-        os.makedirs(directory)
+        os.makedirs(directory, exist_ok=True)    # two worker processes export side by side
     base = os.path.splitext(os.path.basename(source.rstrip('/')))[0] or 'input'
     path = os.path.join(directory, base + '.npz')
     arrays = dict((k, np.asarray(v)) for k, v in columns.items())
