@@ -12,54 +12,20 @@ mode eval-only, and ``min_loaded`` (the sweep's checkpoint refusal threshold).
 ``kradar_plugin`` is imported (``custom_imports``), a config without ``runner_type`` obeys it too
 (``install_env_switch``).
 
-Every runner with the switch also runs distributed jobs on machines without CUDA: mmengine's ``init_dist``
-calls ``torch.cuda.set_device`` and ``wrap_model`` passes ``device_ids``, both fatal on CPU; here the process
-group is initialised with gloo (an 'nccl' backend is replaced) and the model wrapped without device ids.
-``env_cfg.dist_cfg.timeout`` may be seconds or a ``datetime.timedelta``.
+Every runner with the switch also runs distributed jobs on machines without CUDA (``cpu_dist``, the mirror
+of ``adapters/mmcv1/cpu_dist.py``).
 """
-import datetime
-import os
 import sys
 
 from mmengine.registry import RUNNERS
 from mmengine.runner import Runner
 
-from kradar_plugin.distributed import dist_params, eval_mode, run_context, sweep_plan
+from kradar_plugin.distributed import eval_mode, run_context, sweep_plan
+from .cpu_dist import cuda_available, dist_cfg_for_mmengine, init_cpu_process_group, wrap_model_cpu
 from .eval_only_hook import EvalOnlyHook
 
-
-def dist_cfg_for_mmengine(dist_cfg):
-    """Copy of ``dist_cfg`` with ``timeout`` in seconds, as mmengine's ``init_dist`` wants it (a timedelta
-    is converted; anything but a positive number or timedelta raises ValueError naming the field)."""
-    params = dist_params.normalize_dist_params(dist_cfg)
-    if isinstance(params.get('timeout'), datetime.timedelta):
-        params['timeout'] = params['timeout'].total_seconds()
-    return params
-
-
-def cuda_available():
-    try:
-        import torch
-        return torch.cuda.is_available()
-    except ImportError:
-        return False
-
-
-def init_cpu_process_group(dist_cfg):
-    """``torch.distributed.init_process_group`` from the launcher's environment (RANK, WORLD_SIZE,
-    MASTER_ADDR/PORT) on a machine without CUDA: gloo instead of nccl, timeout in seconds. Returns the
-    backend used."""
-    import torch.distributed as dist
-    kwargs = dict(dist_cfg)
-    kwargs.pop('init_backend', None)
-    backend = kwargs.pop('backend', None) or 'gloo'
-    if backend == 'nccl':
-        backend = 'gloo'
-    if kwargs.get('timeout') is not None:
-        kwargs['timeout'] = datetime.timedelta(seconds=float(kwargs['timeout']))
-    dist.init_process_group(backend=backend, rank=int(os.environ['RANK']),
-                            world_size=int(os.environ['WORLD_SIZE']), **kwargs)
-    return backend
+__all__ = ['EvalSwitchMixin', 'EvalOnlyRunner', 'with_eval_switch', 'install_env_switch', 'cuda_available',
+           'dist_cfg_for_mmengine', 'init_cpu_process_group', 'wrap_model_cpu']
 
 
 class EvalSwitchMixin(object):
@@ -109,24 +75,6 @@ class EvalSwitchMixin(object):
         if not self.distributed or cuda_available():
             return super(EvalSwitchMixin, self).wrap_model(model_wrapper_cfg, model)
         return wrap_model_cpu(self, model_wrapper_cfg, model)
-
-
-def wrap_model_cpu(runner, model_wrapper_cfg, model):
-    """``Runner.wrap_model`` for a distributed run on CPU: the same wrapper, without ``device_ids``."""
-    from mmengine.model import MMDistributedDataParallel, convert_sync_batchnorm, is_model_wrapper
-    from mmengine.registry import MODEL_WRAPPERS
-    if is_model_wrapper(model):
-        return model
-    model = model.to('cpu')
-    sync_bn = runner.cfg.get('sync_bn', None)
-    if sync_bn is not None:
-        model = convert_sync_batchnorm(model, sync_bn)
-    if model_wrapper_cfg is None:
-        return MMDistributedDataParallel(module=model, broadcast_buffers=False,
-                                         find_unused_parameters=runner.cfg.get('find_unused_parameters', False))
-    model_wrapper_cfg = dict(model_wrapper_cfg)
-    model_wrapper_cfg.setdefault('type', 'MMDistributedDataParallel')
-    return MODEL_WRAPPERS.build(model_wrapper_cfg, default_args=dict(module=model))
 
 
 _SWITCH_CLASSES = {}

@@ -1,0 +1,61 @@
+"""Distributed runs of mmengine on machines without CUDA (the mirror of ``adapters/mmcv1/cpu_dist.py``):
+mmengine's ``init_dist`` calls ``torch.cuda.set_device`` and ``Runner.wrap_model`` passes ``device_ids``, both
+fatal on CPU; here the process group is initialised with gloo (an 'nccl' backend is replaced) and the model
+wrapped without device ids. ``env_cfg.dist_cfg.timeout`` may be seconds or a ``datetime.timedelta``.
+"""
+import datetime
+import os
+
+from kradar_plugin.distributed import dist_params
+
+
+def dist_cfg_for_mmengine(dist_cfg):
+    """Copy of ``dist_cfg`` with ``timeout`` in seconds, as mmengine's ``init_dist`` wants it (a timedelta
+    is converted; anything but a positive number or timedelta raises ValueError naming the field)."""
+    params = dist_params.normalize_dist_params(dist_cfg)
+    if isinstance(params.get('timeout'), datetime.timedelta):
+        params['timeout'] = params['timeout'].total_seconds()
+    return params
+
+
+def cuda_available():
+    try:
+        import torch
+        return torch.cuda.is_available()
+    except ImportError:
+        return False
+
+
+def init_cpu_process_group(dist_cfg):
+    """``torch.distributed.init_process_group`` from the launcher's environment (RANK, WORLD_SIZE,
+    MASTER_ADDR/PORT) on a machine without CUDA: gloo instead of nccl, timeout in seconds. Returns the
+    backend used."""
+    import torch.distributed as dist
+    kwargs = dict(dist_cfg)
+    kwargs.pop('init_backend', None)
+    backend = kwargs.pop('backend', None) or 'gloo'
+    if backend == 'nccl':
+        backend = 'gloo'
+    if kwargs.get('timeout') is not None:
+        kwargs['timeout'] = datetime.timedelta(seconds=float(kwargs['timeout']))
+    dist.init_process_group(backend=backend, rank=int(os.environ['RANK']),
+                            world_size=int(os.environ['WORLD_SIZE']), **kwargs)
+    return backend
+
+
+def wrap_model_cpu(runner, model_wrapper_cfg, model):
+    """``Runner.wrap_model`` for a distributed run on CPU: the same wrapper, without ``device_ids``."""
+    from mmengine.model import MMDistributedDataParallel, convert_sync_batchnorm, is_model_wrapper
+    from mmengine.registry import MODEL_WRAPPERS
+    if is_model_wrapper(model):
+        return model
+    model = model.to('cpu')
+    sync_bn = runner.cfg.get('sync_bn', None)
+    if sync_bn is not None:
+        model = convert_sync_batchnorm(model, sync_bn)
+    if model_wrapper_cfg is None:
+        return MMDistributedDataParallel(module=model, broadcast_buffers=False,
+                                         find_unused_parameters=runner.cfg.get('find_unused_parameters', False))
+    model_wrapper_cfg = dict(model_wrapper_cfg)
+    model_wrapper_cfg.setdefault('type', 'MMDistributedDataParallel')
+    return MODEL_WRAPPERS.build(model_wrapper_cfg, default_args=dict(module=model))
