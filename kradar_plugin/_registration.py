@@ -47,7 +47,7 @@ GENERATION_MARKERS = {
 }
 # the adapters whose import installs the KRADAR_EVAL_* switch
 SWITCH_ADAPTERS = ('kradar_plugin.adapters.mmcv1', 'kradar_plugin.adapters.mmengine')
-ENV_VAR = 'KRADAR_PLUGIN_REGISTER'
+ENV_VAR = settings.PLUGIN_REGISTER
 # the eval-only switch variables (framework-free module: importable even when the adapters are not)
 SWITCH_VARS = settings.SWITCHES
 failures = {}   # adapter module -> the exception that stopped it

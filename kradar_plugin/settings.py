@@ -105,6 +105,9 @@ BUILD_AND_TEST = (
             "tests: an mmdet3d checkout for EchoFusion's evaluator parity test."),
 )
 SETTINGS = collections.OrderedDict((s.name, s) for s in TABLE)
+# every name as a constant without its prefix (``settings.EVAL_ONLY == 'KRADAR_EVAL_ONLY'``): the modules refer
+# to these, so a variable's name is spelled once, in the table above
+globals().update((s.name[len('KRADAR_'):], s.name) for s in TABLE + BUILD_AND_TEST)
 # the variables that ask the runner adapters for the eval-only switch (registration becomes immediate)
 SWITCHES = ('KRADAR_EVAL_ONLY', 'KRADAR_EVAL_FIRST', 'KRADAR_EVAL_SAMPLES', 'KRADAR_MIN_LOADED',
             'KRADAR_PREFLIGHT', 'KRADAR_PROBE_MODEL', 'KRADAR_EVAL_CHECKPOINTS', 'KRADAR_EVAL_WATCH',

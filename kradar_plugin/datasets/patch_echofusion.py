@@ -13,4 +13,4 @@ from .. import settings
 from .kradar_eval_mixin import patch_dataset_evaluate
 
 PATCHED = [patch_dataset_evaluate(name.strip())
-           for name in (settings.raw('KRADAR_PATCH_DATASETS') or 'KRadarDataset').split(',') if name.strip()]
+           for name in (settings.raw(settings.PATCH_DATASETS) or 'KRadarDataset').split(',') if name.strip()]

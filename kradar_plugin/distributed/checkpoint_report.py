@@ -24,7 +24,7 @@ from .. import settings
 REPORT_FILE = 'kradar_checkpoint_report.json'
 SCHEMA_VERSION = 1
 DEFAULT_MIN_LOADED = 0.9
-ENV_MIN_LOADED = 'KRADAR_MIN_LOADED'
+ENV_MIN_LOADED = settings.MIN_LOADED
 WRAPPER_COMPONENT = 'module'       # the attribute name DDP / DataParallel wrap a module under
 NESTED_ENTRIES = ('state_dict', 'model', 'module')  # where checkpoints keep the weights
 ROOT_GROUP = '(root)'              # group of keys without a dot (e.g. EMA buffers on the model itself)

@@ -12,11 +12,11 @@ import os
 from .. import settings
 
 MODES = ('only', 'first', 'off')
-ENV_ONLY = 'KRADAR_EVAL_ONLY'
-ENV_FIRST = 'KRADAR_EVAL_FIRST'
-ENV_SAMPLES = 'KRADAR_EVAL_SAMPLES'
-ENV_PREFLIGHT = 'KRADAR_PREFLIGHT'
-ENV_PROBE_MODEL = 'KRADAR_PROBE_MODEL'
+ENV_ONLY = settings.EVAL_ONLY
+ENV_FIRST = settings.EVAL_FIRST
+ENV_SAMPLES = settings.EVAL_SAMPLES
+ENV_PREFLIGHT = settings.PREFLIGHT
+ENV_PROBE_MODEL = settings.PROBE_MODEL
 # every variable that asks for the switch (``env_requests_switch``)
 ENV_VARS = settings.SWITCHES
 PREFLIGHT_MODES = ('auto', True, False)

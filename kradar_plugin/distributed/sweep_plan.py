@@ -25,12 +25,12 @@ import re
 from .. import settings
 from .eval_mode import check_flag
 
-ENV_CHECKPOINTS = 'KRADAR_EVAL_CHECKPOINTS'
-ENV_WATCH = 'KRADAR_EVAL_WATCH'
-ENV_WATCH_IDLE = 'KRADAR_EVAL_WATCH_IDLE'
-ENV_FINAL_EPOCH = 'KRADAR_EVAL_FINAL_EPOCH'
-ENV_KEY = 'KRADAR_EVAL_KEY'
-ENV_STOP_ON_ERROR = 'KRADAR_SWEEP_STOP_ON_ERROR'
+ENV_CHECKPOINTS = settings.EVAL_CHECKPOINTS
+ENV_WATCH = settings.EVAL_WATCH
+ENV_WATCH_IDLE = settings.EVAL_WATCH_IDLE
+ENV_FINAL_EPOCH = settings.EVAL_FINAL_EPOCH
+ENV_KEY = settings.EVAL_KEY
+ENV_STOP_ON_ERROR = settings.SWEEP_STOP_ON_ERROR
 # the runner config keys of a sweep (removed from the runner config before the runner is built)
 CONFIG_KEYS = ('eval_checkpoints', 'eval_watch', 'eval_watch_idle', 'eval_watch_poll', 'eval_final_epoch',
                'eval_key', 'eval_stop_on_error')

@@ -18,7 +18,7 @@ import warnings
 
 from .. import settings
 
-ENV_VAR = 'KRADAR_EVAL_NO_NUMBA'
+ENV_VAR = settings.EVAL_NO_NUMBA
 
 
 class NumbaFallbackWarning(RuntimeWarning):

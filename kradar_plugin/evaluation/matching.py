@@ -127,7 +127,7 @@ def worker_threads():
     """Worker threads for the curves: ``KRADAR_EVAL_THREADS`` (a positive integer; anything else is an error
     naming the variable), else up to 4 (the compiled kernels release the GIL, so the curves of one evaluation
     run side by side)."""
-    value = settings.positive_int('KRADAR_EVAL_THREADS')
+    value = settings.positive_int(settings.EVAL_THREADS)
     if value is not None:
         return value
     return max(1, min(4, os.cpu_count() or 1))

@@ -16,7 +16,7 @@ import time
 from .. import settings
 from . import safe_load
 
-ENV_VAR = 'KRADAR_EVAL_LOAD_WORKERS'
+ENV_VAR = settings.EVAL_LOAD_WORKERS
 _GRACE = 2.0       # seconds the parent waits past a child's own time limit before it ends the child
 _MAX_STDERR = 64 << 10     # bytes of an untrusted child's standard error shown after a successful read
 

@@ -56,9 +56,9 @@ class Limits(collections.namedtuple('Limits', 'max_file_mb max_array_elements ma
 
 #: Limits field -> its setting and its kradar-eval flag
 LIMIT_SETTINGS = collections.OrderedDict([
-    ('max_file_mb', 'KRADAR_LOAD_MAX_FILE_MB'), ('max_array_elements', 'KRADAR_LOAD_MAX_ARRAY_ELEMENTS'),
-    ('max_elements', 'KRADAR_LOAD_MAX_ELEMENTS'), ('memory_mb', 'KRADAR_LOAD_MEMORY_MB'),
-    ('seconds', 'KRADAR_LOAD_SECONDS')])
+    ('max_file_mb', settings.LOAD_MAX_FILE_MB), ('max_array_elements', settings.LOAD_MAX_ARRAY_ELEMENTS),
+    ('max_elements', settings.LOAD_MAX_ELEMENTS), ('memory_mb', settings.LOAD_MEMORY_MB),
+    ('seconds', settings.LOAD_SECONDS)])
 FLAGS = {'max_file_mb': '--max-file-mb', 'max_array_elements': '--max-array-elements',
          'max_elements': '--max-elements', 'memory_mb': '--max-memory-mb', 'seconds': '--max-load-seconds'}
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import settings
 
-ENV_VAR = 'KRADAR_IOU_BACKEND'
+ENV_VAR = settings.IOU_BACKEND
 ORDER = ('cuda', 'numba', 'numpy')
 logger = logging.getLogger(__name__)
 

@@ -82,14 +82,12 @@ def guard_eval_hook(hook):
         return hook
     do_evaluate = hook._do_evaluate
     evaluate = hook.evaluate
-    hook.last_results_file = None
 
     def guarded_evaluate(runner, results):
         dataset = hook.dataloader.dataset
         check_result_count(len(results), len(dataset))
         context = run_context.current()
         path = save_results(results, runner, context.results_tag or results_tag(runner, hook.by_epoch))
-        hook.last_results_file = path
         runner.logger.info('%d predictions saved to %s before dataset.evaluate', len(results), path)
         context.saved_results = path  # a dataset that pickles its input first reuses this file
         try:
