@@ -126,22 +126,26 @@ def _uses_mmcv_loading(runner):
     return getattr(type(runner), 'load_checkpoint', None) is BaseRunner.load_checkpoint
 
 
-def install_checked_loading(runner, context, min_loaded=cr.DEFAULT_MIN_LOADED):
-    """Replace ``runner.load_checkpoint`` on this instance (see the module docstring); what it loads is
-    recorded in ``context`` (a :class:`~kradar_plugin.distributed.run_context.RunContext`)."""
+def install_checked_loading(runner, context, min_loaded=cr.DEFAULT_MIN_LOADED, skip=None):
+    """Replace ``runner.load_checkpoint`` on this instance -- the one wrapper of the mmcv 1.x adapter (see the
+    module docstring): the checked loading, whose report is recorded in ``context`` (a
+    :class:`~kradar_plugin.distributed.run_context.RunContext`), the checkpoint's ``meta`` kept as
+    ``context.checkpoint_meta`` (the evaluation compares the mmdet3d version it records with the box convention
+    in use; ``load_from`` and ``resume_from`` both come here), and ``skip(filename)``: True for a load to leave
+    out (a checkpoint sweep replaces the config's ``load_from``; ``skip`` logs why), which then returns {}."""
     context.checked_loading = True
     context.min_loaded = min_loaded
     original = runner.load_checkpoint
 
     if _uses_mmcv_loading(runner):
-        def load_checkpoint(filename, map_location='cpu', strict=False, revise_keys=((r'^module.', ''),)):
+        def checked(filename, map_location='cpu', strict=False, revise_keys=((r'^module.', ''),)):
             checkpoint, report, state_dict = load_checked(
                 runner.model, filename, map_location, strict, runner.logger, list(revise_keys), min_loaded,
                 runner.work_dir)
             _keep(context, report, state_dict)
             return checkpoint
     else:  # a runner with its own loading: keep it, report what its checkpoint holds for the model
-        def load_checkpoint(filename, *args, **kwargs):
+        def checked(filename, *args, **kwargs):
             checkpoint = original(filename, *args, **kwargs)
             if isinstance(checkpoint, dict):
                 state_dict, report = report_for(runner.model, checkpoint, filename, None, min_loaded)
@@ -150,6 +154,14 @@ def install_checked_loading(runner, context, min_loaded=cr.DEFAULT_MIN_LOADED):
                 _keep(context, report, state_dict)
                 cr.check_min_loaded(report, min_loaded, _rank_tag())
             return checkpoint
+
+    def load_checkpoint(filename, *args, **kwargs):
+        if skip is not None and skip(filename):
+            return {}
+        checkpoint = checked(filename, *args, **kwargs)
+        if isinstance(checkpoint, dict) and isinstance(checkpoint.get('meta'), dict):
+            context.checkpoint_meta = checkpoint['meta']
+        return checkpoint
 
     runner.load_checkpoint = load_checkpoint
     return runner

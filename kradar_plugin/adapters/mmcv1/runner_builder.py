@@ -63,13 +63,11 @@ class EvalOnlyRunnerConstructor(object):
     def __call__(self):
         context = run_context.start()   # this run's shared state (checkpoint, loaders, saved results)
         runner = self._build_runner()
-        install_checked_loading(runner, context, self.min_loaded)
-        _record_checkpoint_meta(runner, context)
-        _record_data_loaders(runner, context)
         hook = EvalOnlyHook(self.mode, self.eval_samples, preflight=self.preflight, probe_model=self.probe_model,
                             sweep=self.sweep)
-        if hook.sweep is not None:
-            _skip_load_before_sweep(runner, hook)
+        install_checked_loading(runner, context, self.min_loaded,
+                                skip=_load_before_sweep(runner, hook) if hook.sweep is not None else None)
+        _record_data_loaders(runner, context)
         runner.register_hook(hook, priority='LOWEST')
         if self.mode != 'off' or self.eval_samples is not None:
             runner.logger.info('kradar_plugin: eval_mode=%s, eval_samples=%s%s', self.mode,
@@ -79,34 +77,17 @@ class EvalOnlyRunnerConstructor(object):
         return runner
 
 
-def _record_checkpoint_meta(runner, context):
-    """Keep the ``meta`` of the checkpoint the runner loads (``load_from``/``resume_from`` both go through
-    ``runner.load_checkpoint``) as ``context.checkpoint_meta``: the evaluation compares the mmdet3d version it
-    records with the box convention in use."""
-    load = runner.load_checkpoint
-
-    def load_checkpoint(*args, **kwargs):
-        checkpoint = load(*args, **kwargs)
-        if isinstance(checkpoint, dict) and isinstance(checkpoint.get('meta'), dict):
-            context.checkpoint_meta = checkpoint['meta']
-        return checkpoint
-
-    runner.load_checkpoint = load_checkpoint
-
-
-def _skip_load_before_sweep(runner, hook):
-    """A sweep loads each of its checkpoints in turn: the config's ``load_from`` (a pretrained backbone, the
-    last checkpoint), which the train function loads before the run starts, is skipped with a log line."""
-    load = runner.load_checkpoint
-
-    def load_checkpoint(filename, *args, **kwargs):
-        if not hook.sweep_started:
-            runner.logger.info('kradar_plugin sweep: load_from=%s not loaded (each checkpoint of the sweep is '
-                               'loaded in turn)', filename)
-            return {}
-        return load(filename, *args, **kwargs)
-
-    runner.load_checkpoint = load_checkpoint
+def _load_before_sweep(runner, hook):
+    """``skip(filename)`` for the checked loading: a sweep loads each of its checkpoints in turn, so the
+    config's ``load_from`` (a pretrained backbone, the last checkpoint), which the train function loads before
+    the run starts, is left out with a log line."""
+    def skip(filename):
+        if hook.sweep_started:
+            return False
+        runner.logger.info('kradar_plugin sweep: load_from=%s not loaded (each checkpoint of the sweep is loaded '
+                           'in turn)', filename)
+        return True
+    return skip
 
 
 def _record_data_loaders(runner, context):
