@@ -66,9 +66,21 @@ def test_small_trusted_files_are_read_in_process_untrusted_ones_in_children(tmp_
     gt, dt = loading.read_checked(files[1], files[3], set(), meanwhile=lambda: called.append(1), trusted=True)
     assert called == [] and gt.n_frames == dt.n_frames == 1
     assert os.path.getsize(files[1]) + os.path.getsize(files[3]) < loading.MIN_PARALLEL_BYTES
-    gt, dt = loading.read_checked(files[1], files[3], set(), meanwhile=lambda: called.append(
-        _names(multiprocessing.active_children())))
-    assert called == [['kradar-eval-read--dt-annos', 'kradar-eval-read--gt-annos']] and gt.n_frames == 1
+    from kradar_plugin.evaluation import safe_children
+    started = []
+    start = safe_children._start
+
+    def recording_start(context, job, *args):
+        worker = start(context, job, *args)
+        started.append(worker[0].name)
+        return worker
+
+    # which children read: recorded as they start (a tiny file's child may already have ended by the time
+    # ``meanwhile`` runs, so listing the live children raced)
+    monkeypatch.setattr(safe_children, '_start', recording_start)
+    gt, dt = loading.read_checked(files[1], files[3], set(), meanwhile=lambda: called.append('meanwhile'))
+    assert sorted(started) == ['kradar-eval-read--dt-annos', 'kradar-eval-read--gt-annos'] and gt.n_frames == 1
+    assert called == ['meanwhile'] and multiprocessing.active_children() == []
 
 
 def test_cli_prints_the_same_with_and_without_workers(tmp_path, monkeypatch):
