@@ -181,17 +181,6 @@ def _evaluate_kitti(args, names, overrides, make_bar):
                            frame_rule=True)
 
 
-def _relabel(args):
-    """``infos -> infos`` with --kradar-root's labels of --label-version, or None without --kradar-root."""
-    if not args.kradar_root:
-        return None
-    from kradar_plugin.files.labels import normalize_version
-    from kradar_plugin.files.relabel import relabel_infos
-    from kradar_plugin.files.tree import KRadarTree
-    tree = KRadarTree(args.kradar_root, normalize_version(args.label_version or 'v1.0'), args.labels_dir)
-    return lambda infos: relabel_infos(infos, tree, only_r=args.only_r)
-
-
 def _evaluator(args, names, overrides):
     """The :class:`KRadarEvaluator` the arguments describe (the dataset evaluations use the same one)."""
     from .evaluator import KRadarEvaluator
@@ -199,7 +188,9 @@ def _evaluator(args, names, overrides):
     return KRadarEvaluator(args.classes, names, args.eval_types, args.iou_mode, benchmark=args.benchmark,
                            score_threshold=args.score_threshold, conditions=None, bootstrap=args.bootstrap,
                            seed=args.seed, box_convention=args.box_convention, dt_z_is_bottom=args.dt_z_is_bottom,
-                           grouped=_grouped_mode(args) or None, **settings)
+                           grouped=_grouped_mode(args) or None, kradar_root=args.kradar_root,
+                           label_version=args.label_version, labels_dir=args.labels_dir, only_r=args.only_r,
+                           **settings)
 
 
 def _evaluate_sides(args, names, overrides, inputs, make_bar, frame_rule, evaluator=None):
@@ -220,13 +211,9 @@ def _evaluate_results(args, names, overrides, make_bar):
     protos = evaluator.protocols
     grouped = _grouped_mode(args)
 
-    relabel = _relabel(args)
-
     def gather(infos):
         from .label_versions import label_versions
-        infos = info_list(infos)
-        if relabel is not None:
-            infos = relabel(infos)
+        infos = evaluator.relabelled(info_list(infos), '--infos')
         rows = cond.from_infos(infos) if grouped and not args.conditions else None
         return (gather_infos(infos), rows), label_versions(infos)
 

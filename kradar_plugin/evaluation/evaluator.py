@@ -141,17 +141,23 @@ class KRadarEvaluator(object):
         warns once when the benchmark is defined on other labels than the infos record."""
         import warnings
         from .label_versions import benchmark_label_warning, label_versions
-        if self.kradar_root:
-            from kradar_plugin.files.labels import normalize_version
-            from kradar_plugin.files.relabel import relabel_infos
-            from kradar_plugin.files.tree import KRadarTree
-            tree = KRadarTree(self.kradar_root, normalize_version(self.label_version or 'v1.0'), self.labels_dir)
-            infos = relabel_infos(infos, tree, only_r=self.only_r, what='the dataset\'s infos')
+        infos = self.relabelled(infos, 'the dataset\'s infos')
         message = benchmark_label_warning(self.benchmark, label_versions(infos))
         if message:
             from .label_versions import LabelVersionWarning
             warnings.warn(message, LabelVersionWarning)
         return infos
+
+    def relabelled(self, infos, what):
+        """``infos`` with K-Radar's ``label_version`` labels and conditions from ``kradar_root``
+        (``kradar_plugin.files.relabel``; ``what`` names the infos in errors), or ``infos`` without a root."""
+        if not self.kradar_root:
+            return infos
+        from kradar_plugin.files.labels import normalize_version
+        from kradar_plugin.files.relabel import relabel_infos
+        from kradar_plugin.files.tree import KRadarTree
+        tree = KRadarTree(self.kradar_root, normalize_version(self.label_version or 'v1.0'), self.labels_dir)
+        return relabel_infos(infos, tree, only_r=self.only_r, what=what)
 
     # ---- the step below: converted sides ----
     def condition_rows(self, infos):

@@ -80,14 +80,14 @@ def _convert_split(tree, split_path, sequences, z_offset, only_r, extra_paths, c
         if entry.sequence not in tree.sequences:
             raise KRadarFileError(split_path, 'sequence {} is in no dataset root ({}); --sequences converts a '
                                   'subset'.format(entry.sequence, ', '.join(tree.roots)),
-                                  line=_line_of(split_path, entry), field='entry', value=entry.line)
+                                  line=entry.number, field='entry', value=entry.line)
         path = tree.label_path(entry.sequence, entry.label)
         try:
             label = read_label(path, tree.label_version)
         except KRadarFileError as exc:
             if exc.problem.startswith('no such'):
                 raise KRadarFileError(path, 'label file missing: {} lists it (line {})'.format(
-                    split_path, _line_of(split_path, entry)))
+                    split_path, entry.number))
             raise
         labels.append(label)
         if progress is not None and (index + 1) % 500 == 0:
@@ -103,16 +103,6 @@ def _convert_split(tree, split_path, sequences, z_offset, only_r, extra_paths, c
         progress.update(len(entries) % 500)
         progress.close()
     return infos
-
-
-def _line_of(split_path, entry):
-    """The line number of ``entry`` in its split file (read again only to name it in an error)."""
-    from .text import lines_of
-    for number, line in enumerate(lines_of(split_path, 'split file'), 1):
-        seq, _, label = line.strip().partition(',')
-        if seq.strip().isdigit() and str(int(seq)) == entry.sequence and label.strip() == entry.label:
-            return number
-    return None
 
 
 def _extra_paths(items):

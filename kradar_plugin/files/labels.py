@@ -71,12 +71,7 @@ def parse_label(lines, version, path='<label>'):
     if not lines:
         raise KRadarFileError(path, 'empty label file: expected the header "* idx(...)=..., timestamp=..."',
                               line=1)
-    header = lines[0].strip()
-    body = enumerate(lines[1:], 2)
-    if header.count('*') >= 2:      # v2.0 quirk: the header and the first object on one line
-        second = header.index('*', 1)
-        body = [(1, header[second:])] + list(body)
-        header = header[:second].rstrip().rstrip(',').rstrip()
+    header, body = _split_header(lines)
     indices, timestamp = _header(header, path)
     n_fields = len(FIELDS[version])
     fast = _FAST[version]
@@ -101,6 +96,18 @@ def parse_label(lines, version, path='<label>'):
     if not -_INF < total < _INF:
         return parse_label_checked(lines, version, path)
     return LabelFile(path, version, indices, timestamp, objects, skipped)
+
+
+def _split_header(lines):
+    """(header, [(line number, object line)]) of a label file's lines; the v2.0 quirk of the header and the
+    first object on one line is split at the second ``*``."""
+    header = lines[0].strip()
+    body = list(enumerate(lines[1:], 2))
+    if header.count('*') >= 2:
+        second = header.index('*', 1)
+        body.insert(0, (1, header[second:]))
+        header = header[:second].rstrip().rstrip(',').rstrip()
+    return header, body
 
 
 def _checked_line(line, version, path, number, skipped):
@@ -136,12 +143,7 @@ def _is_int(text):
 
 def parse_label_checked(lines, version, path):
     """:func:`parse_label` with every value checked (the first bad one raises)."""
-    header = lines[0].strip()
-    body = list(enumerate(lines[1:], 2))
-    if header.count('*') >= 2:
-        second = header.index('*', 1)
-        body.insert(0, (1, header[second:]))
-        header = header[:second].rstrip().rstrip(',').rstrip()
+    header, body = _split_header(lines)
     indices, timestamp = _header(header, path)
     objects, skipped = [], []
     for number, line in body:

@@ -6,8 +6,9 @@ import os
 from .errors import KRadarFileError
 from .text import lines_of
 
-SplitEntry = collections.namedtuple('SplitEntry', 'sequence label line')
-SplitEntry.__doc__ = "One frame of a split: ``sequence`` ('1'..'58'), ``label`` file name, ``line`` as written."
+SplitEntry = collections.namedtuple('SplitEntry', 'sequence label line number')
+SplitEntry.__doc__ = ("One frame of a split: ``sequence`` ('1'..'58'), ``label`` file name, ``line`` its "
+                      "'<seq>,<label>' (the infos' ``label_file``), ``number`` its line in the split file.")
 
 
 def read_split(path, sequences=None):
@@ -31,7 +32,7 @@ def read_split(path, sequences=None):
                                   field='entry', value=text)
         seen[key] = number
         if sequences is None or seq in sequences:
-            out.append(SplitEntry(seq, label, '{},{}'.format(seq, label)))
+            out.append(SplitEntry(seq, label, '{},{}'.format(seq, label), number))
     return out
 
 

@@ -40,7 +40,3 @@ def read_text(path, what='file', limit=MAX_TEXT_BYTES):
 def lines_of(path, what='file', limit=MAX_TEXT_BYTES):
     """The file's lines (CRLF, LF or CR endings), without their endings."""
     return read_text(path, what, limit).splitlines()
-
-
-def is_dir(path):
-    return os.path.isdir(path)
