@@ -303,16 +303,12 @@ class KRadarEvaluator(object):
         """The per-frame info list of a pickle (or ``.npz``) a user names, read under the untrusted-file policy
         (``safe_load``: names checked, numpy objects rebuilt, limits, a child process; ``trusted``: the plain
         unpickler). A dict holding ``infos`` or ``data_list`` (mmdet3d 1.x) gives that list."""
+        from kradar_plugin.evaluation.inputs.kradar_columns import info_list
         from . import safe_load
-        infos = safe_load.read_one(path, what, trusted=trusted)
-        if isinstance(infos, dict):
-            for key in ('infos', 'data_list'):
-                if isinstance(infos.get(key), list):
-                    return infos[key]
-            raise ValueError("{}: a dict without an 'infos'/'data_list' list".format(path))
-        if not isinstance(infos, list):
-            raise ValueError('{}: expected a list of per-frame info dicts, got {}'.format(path, type(infos).__name__))
-        return infos
+        try:
+            return info_list(safe_load.read_one(path, what, trusted=trusted))
+        except ValueError as exc:
+            raise ValueError('{}: {}'.format(path, exc))
 
 
 def flatten_metrics(metrics, branch):

@@ -68,6 +68,9 @@ def info_list(infos):
     if isinstance(infos, dict):
         for key in ('infos', 'data_list'):
             if key in infos:
+                if not isinstance(infos[key], (list, tuple)):
+                    raise ValueError("infos[{!r}]: expected a list of info dicts, got {}".format(
+                        key, type(infos[key]).__name__))
                 return list(infos[key])
         raise ValueError("infos: a dict without 'infos'/'data_list'; expected a list of info dicts")
     if not isinstance(infos, (list, tuple)):
