@@ -31,7 +31,6 @@ call, so slicing it to the first N frames keeps GT and results consistent), ``CL
 """
 import inspect
 import logging
-import os
 import os.path as osp
 import sys
 import tempfile

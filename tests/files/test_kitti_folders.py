@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 from kradar_plugin.evaluation.cli import main as eval_main
-from kradar_plugin.files import KRadarFileError
 from kradar_plugin.files.kitti_folders import frame_annos, read_folder
 
 from . import _kitti_writer as writer

@@ -3,7 +3,6 @@
 import os
 import pickle
 
-import numpy as np
 import pytest
 
 from kradar_plugin.files import create_data

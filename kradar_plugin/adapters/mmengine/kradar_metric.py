@@ -21,7 +21,6 @@ loses nothing and ``evaluate_saved`` re-runs it offline.
 """
 import json
 import logging
-import os
 import os.path as osp
 import tempfile
 
@@ -163,7 +162,7 @@ class KRadarMetric(BaseMetric):
         evaluator = self.evaluator(classes)
         try:
             evaluator.process(frames, results)
-            metrics = evaluator.evaluate()
+            evaluator.evaluate()
         except Exception:
             print_log('K-Radar evaluation failed; re-run it offline with:\n  ' + self.offline_eval_command(path),
                       logger='current', level=logging.ERROR)
