@@ -62,14 +62,15 @@ def _requested_switches(environ):
     return settings.requested_switches(environ)
 
 
-def _importable(name):
+def importable(name):
+    """True when ``name`` can be found (not imported: a broken install still counts)."""
     try:
         return importlib.util.find_spec(name) is not None
     except (ImportError, ValueError):
         return False
 
 
-def _package_has(relative_path):
+def package_has(relative_path):
     """True when ``relative_path`` ('package/sub/path') exists in the installed package (found without
     importing it)."""
     parts = relative_path.split('/')
@@ -81,14 +82,16 @@ def _package_has(relative_path):
     return any(os.path.exists(os.path.join(location, *parts[1:])) for location in locations)
 
 
-def _generation_matches(module):
+def generation_matches(module):
+    """False when ``module`` is written for the other OpenMMLab generation than the one installed (its
+    marker file is missing and, for a 1.x adapter, mmengine is importable)."""
     marker = GENERATION_MARKERS.get(module)
     if marker is None:
         return True
     path, generation = marker
-    if _package_has(path):
+    if package_has(path):
         return True
-    return generation == '1.x' and not _importable('mmengine')
+    return generation == '1.x' and not importable('mmengine')
 
 
 def register_framework_components():
@@ -98,11 +101,11 @@ def register_framework_components():
     if mode in ('0', 'false', 'no', 'off'):
         return []
     if (mode != 'now' and not _import_trigger.frameworks_imported() and not _requested_switches(os.environ)
-            and any(_importable(framework) for framework in _import_trigger.FRAMEWORKS)):
+            and any(importable(framework) for framework in _import_trigger.FRAMEWORKS)):
         if not deferred:
             deferred.append(_import_trigger.FrameworkImportTrigger(_register_deferred).install())
         return [module for module, framework in ADAPTERS
-                if module in EAGER_ADAPTERS and _importable(framework) and _import_quietly(module)]
+                if module in EAGER_ADAPTERS and importable(framework) and _import_quietly(module)]
     return _register_now()
 
 
@@ -125,7 +128,7 @@ def _register_now(stacklevel=4):
     del deferred[:]
     loaded, failed = [], []
     for module, framework in ADAPTERS:
-        if not _importable(framework) or not _generation_matches(module):
+        if not importable(framework) or not generation_matches(module):
             continue
         try:
             importlib.import_module(module)

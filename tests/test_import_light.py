@@ -32,3 +32,31 @@ def test_import_with_numpy_alone():
                           stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ['numpy 0.2', '[]']
+
+
+def test_dataset_evaluation_imports_without_mmcv_under_both_paths():
+    """The 1.x dataset ``evaluate`` lives in adapters/mmcv1 and is importable without mmcv (the 2.0 suite
+    compares KRadarMetric with it); the earlier path is the same module; the runner names say what is missing."""
+    code = textwrap.dedent('''
+        import sys
+        BLOCKED = %r
+        class Block(object):
+            def find_spec(self, name, path=None, target=None):
+                if name.split('.')[0] in BLOCKED:
+                    raise ImportError('blocked: ' + name)
+        sys.meta_path.insert(0, Block())
+        from kradar_plugin.adapters.mmcv1 import kradar_eval_mixin
+        from kradar_plugin.datasets import kradar_eval_mixin as earlier
+        print(earlier is kradar_eval_mixin, kradar_eval_mixin.KRadarEvalMixin.__module__)
+        try:
+            from kradar_plugin.adapters.mmcv1 import EvalOnlyHook
+        except ImportError as exc:
+            print(exc)
+        print(sorted(m for m in sys.modules if m.split('.')[0] in BLOCKED))
+    ''' % (BLOCKED,))
+    proc = subprocess.run([sys.executable, '-c', code], env=dict(os.environ, PYTHONPATH=ROOT), cwd=ROOT,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        'True kradar_plugin.adapters.mmcv1.kradar_eval_mixin',
+        'kradar_plugin.adapters.mmcv1.EvalOnlyHook needs mmcv-full 1.x: mmcv is not installed', '[]']

@@ -4,7 +4,7 @@ Registered in mmdet's ``DATASETS`` (and mmdet3d's when that imports and has its 
 ``KRadarPluginDataset``. It is not registered as ``KRadarDataset``: EchoFusion registers its own class under
 that name, and mmcv's registry raises on a second registration, so whichever of the two was imported second
 would break the user's config. EchoFusion users keep their class and give it our ``evaluate`` with
-``kradar_eval_mixin.patch_dataset_evaluate('KRadarDataset')``.
+``adapters.mmcv1.kradar_eval_mixin.patch_dataset_evaluate('KRadarDataset')``.
 
 ``self.data_infos`` (the list loaded from ``ann_file``) is the only source of frames and GT: ``len()``,
 ``__getitem__``, the sampler flag and ``evaluate`` all read it, so ``dataset.data_infos =
@@ -25,7 +25,7 @@ from kradar_plugin.evaluation.protocols import ECHOFUSION_AZIMUTH_RANGE, ECHOFUS
 
 from . import pipelines  # noqa: F401  (registers LoadKRadarTensor, LoadKRadarAnnotations, KRadarFormatBundle)
 from ..evaluation.inputs.box_convention import LEGACY, info_annos_to_radar_boxes
-from .kradar_eval_mixin import KRadarEvalMixin
+from kradar_plugin.adapters.mmcv1.kradar_eval_mixin import KRadarEvalMixin
 
 REGISTERED_NAME = 'KRadarPluginDataset'
 _REQUIRED_ANNO_KEYS = ('name', 'location', 'dimensions', 'rotation_y', 'label_file')

@@ -6,11 +6,11 @@ For configs: list this module in ``custom_imports`` AFTER the project that regis
                                    'kradar_plugin.datasets.patch_echofusion'], allow_failed_imports=False)
 
 It patches the comma-separated names in the environment variable ``KRADAR_PATCH_DATASETS`` (default
-``KRadarDataset``, EchoFusion's name) with ``kradar_eval_mixin.patch_dataset_evaluate``; an unknown name is a
-KeyError that says to fix the import order.
+``KRadarDataset``, EchoFusion's name) with ``adapters.mmcv1.kradar_eval_mixin.patch_dataset_evaluate``; an
+unknown name is a KeyError that says to fix the import order.
 """
 from .. import settings
-from .kradar_eval_mixin import patch_dataset_evaluate
+from kradar_plugin.adapters.mmcv1.kradar_eval_mixin import patch_dataset_evaluate
 
 PATCHED = [patch_dataset_evaluate(name.strip())
            for name in (settings.raw(settings.PATCH_DATASETS) or 'KRadarDataset').split(',') if name.strip()]

@@ -17,7 +17,7 @@ import kradar_plugin  # noqa: F401
 from kradar_plugin.datasets import demo_data
 from kradar_plugin.evaluation.inputs import box_convention
 from kradar_plugin.datasets.kradar_dataset import REGISTERED_NAME, KRadarDataset, annos_to_lidar_boxes
-from kradar_plugin.datasets.kradar_eval_mixin import KRadarEvalMixin, patch_dataset_evaluate
+from kradar_plugin.adapters.mmcv1.kradar_eval_mixin import KRadarEvalMixin, patch_dataset_evaluate
 from mmdet.apis import single_gpu_test
 from mmdet.datasets import DATASETS, build_dataloader, build_dataset
 from mmdet.models import build_detector

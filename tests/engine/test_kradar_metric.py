@@ -12,7 +12,7 @@ import pytest
 import torch
 from mmdet3d.structures import LiDARInstance3DBoxes
 
-from kradar_plugin.datasets.kradar_eval_mixin import KRadarEvalMixin
+from kradar_plugin.adapters.mmcv1.kradar_eval_mixin import KRadarEvalMixin
 from kradar_plugin.adapters.mmengine.kradar_det3d import annos_to_lidar_boxes
 from kradar_plugin.adapters.mmengine.kradar_metric import KRadarMetric, evaluate_saved
 

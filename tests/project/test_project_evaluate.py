@@ -47,7 +47,7 @@ def noisy_predictions(dataset, seed=0):
 
 
 def patched(dataset):
-    from kradar_plugin.datasets.kradar_eval_mixin import with_kradar_evaluate
+    from kradar_plugin.adapters.mmcv1.kradar_eval_mixin import with_kradar_evaluate
     cls = with_kradar_evaluate(type(dataset))
     other = cls.__new__(cls)
     other.__dict__.update(dataset.__dict__)
