@@ -47,9 +47,6 @@ GENERATION_MARKERS = {
 }
 # the adapters whose import installs the KRADAR_EVAL_* switch
 SWITCH_ADAPTERS = ('kradar_plugin.adapters.mmcv1', 'kradar_plugin.adapters.mmengine')
-ENV_VAR = settings.PLUGIN_REGISTER
-# the eval-only switch variables (framework-free module: importable even when the adapters are not)
-SWITCH_VARS = settings.SWITCHES
 failures = {}   # adapter module -> the exception that stopped it
 deferred = []   # the installed FrameworkImportTrigger, while registration waits for a framework import
 
@@ -97,7 +94,7 @@ def generation_matches(module):
 def register_framework_components():
     """Import each adapter whose framework is installed, now or (no framework imported yet, no switch set)
     when the first framework import completes; return the adapters loaded now."""
-    mode = settings.raw(ENV_VAR).lower() or '1'
+    mode = settings.raw(settings.PLUGIN_REGISTER).lower() or '1'
     if mode in ('0', 'false', 'no', 'off'):
         return []
     if (mode != 'now' and not _import_trigger.frameworks_imported() and not _requested_switches(os.environ)

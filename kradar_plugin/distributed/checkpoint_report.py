@@ -24,7 +24,6 @@ from .. import settings
 REPORT_FILE = 'kradar_checkpoint_report.json'
 SCHEMA_VERSION = 1
 DEFAULT_MIN_LOADED = 0.9
-ENV_MIN_LOADED = settings.MIN_LOADED
 WRAPPER_COMPONENT = 'module'       # the attribute name DDP / DataParallel wrap a module under
 NESTED_ENTRIES = ('state_dict', 'model', 'module')  # where checkpoints keep the weights
 ROOT_GROUP = '(root)'              # group of keys without a dot (e.g. EMA buffers on the model itself)
@@ -408,7 +407,7 @@ def check_min_loaded(report, min_loaded, rank_tag=''):
     lines = ['{}only {}% of the model\'s {} parameter elements ({}/{} parameter tensors) were loaded from '
              '{}; runner.min_loaded={} ({}): the evaluation would score (mostly) untrained weights.'.format(
                  rank_tag + ' ' if rank_tag else '', percent(report['loaded_fraction']), p['total_elements'],
-                 p['loaded'], p['total'], report['checkpoint'], min_loaded, ENV_MIN_LOADED)]
+                 p['loaded'], p['total'], report['checkpoint'], min_loaded, settings.MIN_LOADED)]
     if unmatched:
         lines.append('Unmatched modules: ' + '; '.join(
             '{} ({}/{} tensors loaded{})'.format(n, g['parameters']['loaded'], g['parameters']['total'],
@@ -423,7 +422,7 @@ def check_min_loaded(report, min_loaded, rank_tag=''):
     if report.get('cause'):
         lines.append('Likely cause: ' + report['cause'])
     lines.append('Fix the checkpoint/config pair, or set runner.min_loaded=0 (or {}=0) to evaluate '
-                 'anyway.'.format(ENV_MIN_LOADED))
+                 'anyway.'.format(settings.MIN_LOADED))
     raise CheckpointLoadError('\n'.join(lines))
 
 
@@ -432,8 +431,8 @@ def resolve_min_loaded(value=None, environ=None):
     default 0.9; 0 turns it off. ValueError naming the source for anything outside [0, 1]."""
     environ = os.environ if environ is None else environ
     source = 'runner.min_loaded'
-    if settings.raw(ENV_MIN_LOADED, environ):
-        value, source = settings.raw(ENV_MIN_LOADED, environ), ENV_MIN_LOADED
+    if settings.raw(settings.MIN_LOADED, environ):
+        value, source = settings.raw(settings.MIN_LOADED, environ), settings.MIN_LOADED
     if value is None:
         return DEFAULT_MIN_LOADED
     original = value

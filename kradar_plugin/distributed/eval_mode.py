@@ -12,13 +12,6 @@ import os
 from .. import settings
 
 MODES = ('only', 'first', 'off')
-ENV_ONLY = settings.EVAL_ONLY
-ENV_FIRST = settings.EVAL_FIRST
-ENV_SAMPLES = settings.EVAL_SAMPLES
-ENV_PREFLIGHT = settings.PREFLIGHT
-ENV_PROBE_MODEL = settings.PROBE_MODEL
-# every variable that asks for the switch (``env_requests_switch``)
-ENV_VARS = settings.SWITCHES
 PREFLIGHT_MODES = ('auto', True, False)
 
 
@@ -72,10 +65,10 @@ def resolve_preflight(preflight='auto', probe_model=False, environ=None):
     if not (isinstance(preflight, str) and preflight == 'auto'):
         preflight = check_flag(preflight, 'runner.preflight')
     probe_model = check_flag(probe_model, 'runner.probe_model')
-    env = _env_flag(environ, ENV_PREFLIGHT)
+    env = _env_flag(environ, settings.PREFLIGHT)
     if env is not None:
         preflight = env
-    env = _env_flag(environ, ENV_PROBE_MODEL)
+    env = _env_flag(environ, settings.PROBE_MODEL)
     if env is not None:
         probe_model = env
     return preflight, probe_model
@@ -86,17 +79,17 @@ def resolve(mode='only', samples=None, environ=None):
     environ = os.environ if environ is None else environ
     mode = check_mode(mode)
     samples = check_samples(samples)
-    only, first = _env_flag(environ, ENV_ONLY), _env_flag(environ, ENV_FIRST)
+    only, first = _env_flag(environ, settings.EVAL_ONLY), _env_flag(environ, settings.EVAL_FIRST)
     if only and first:
-        raise ValueError('{}=1 and {}=1 are exclusive: choose one'.format(ENV_ONLY, ENV_FIRST))
+        raise ValueError('{}=1 and {}=1 are exclusive: choose one'.format(settings.EVAL_ONLY, settings.EVAL_FIRST))
     if only:
         mode = 'only'
     elif first:
         mode = 'first'
     elif (only is False and mode == 'only') or (first is False and mode == 'first'):
         mode = 'off'
-    if settings.raw(ENV_SAMPLES, environ):
-        samples = check_samples(environ[ENV_SAMPLES], ENV_SAMPLES)
+    if settings.raw(settings.EVAL_SAMPLES, environ):
+        samples = check_samples(environ[settings.EVAL_SAMPLES], settings.EVAL_SAMPLES)
     return mode, samples
 
 

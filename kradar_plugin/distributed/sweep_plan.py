@@ -25,12 +25,6 @@ import re
 from .. import settings
 from .eval_mode import check_flag
 
-ENV_CHECKPOINTS = settings.EVAL_CHECKPOINTS
-ENV_WATCH = settings.EVAL_WATCH
-ENV_WATCH_IDLE = settings.EVAL_WATCH_IDLE
-ENV_FINAL_EPOCH = settings.EVAL_FINAL_EPOCH
-ENV_KEY = settings.EVAL_KEY
-ENV_STOP_ON_ERROR = settings.SWEEP_STOP_ON_ERROR
 # the runner config keys of a sweep (removed from the runner config before the runner is built)
 CONFIG_KEYS = ('eval_checkpoints', 'eval_watch', 'eval_watch_idle', 'eval_watch_poll', 'eval_final_epoch',
                'eval_key', 'eval_stop_on_error')
@@ -116,19 +110,19 @@ def request_from(config=None, environ=None):
                   final_epoch=config.get('eval_final_epoch'),
                   eval_key=config.get('eval_key'),
                   stop_on_error=check_flag(config.get('eval_stop_on_error', False), 'runner.eval_stop_on_error'))
-    if settings.raw(ENV_CHECKPOINTS, environ):
-        values['checkpoints'] = split_checkpoints(settings.raw(ENV_CHECKPOINTS, environ))
+    if settings.raw(settings.EVAL_CHECKPOINTS, environ):
+        values['checkpoints'] = split_checkpoints(settings.raw(settings.EVAL_CHECKPOINTS, environ))
         values['watch'] = None
-    if settings.raw(ENV_WATCH, environ):
-        values['watch'] = settings.raw(ENV_WATCH, environ)
+    if settings.raw(settings.EVAL_WATCH, environ):
+        values['watch'] = settings.raw(settings.EVAL_WATCH, environ)
         values['checkpoints'] = []
-    if settings.raw(ENV_WATCH_IDLE, environ):
-        values['watch_idle_s'] = _positive_float(settings.raw(ENV_WATCH_IDLE, environ), ENV_WATCH_IDLE)
-    if settings.raw(ENV_FINAL_EPOCH, environ):
-        values['final_epoch'] = settings.positive_int(ENV_FINAL_EPOCH, environ)
-    if settings.raw(ENV_KEY, environ):
-        values['eval_key'] = settings.raw(ENV_KEY, environ)
-    stop = settings.flag(ENV_STOP_ON_ERROR, environ)
+    if settings.raw(settings.EVAL_WATCH_IDLE, environ):
+        values['watch_idle_s'] = _positive_float(settings.raw(settings.EVAL_WATCH_IDLE, environ), settings.EVAL_WATCH_IDLE)
+    if settings.raw(settings.EVAL_FINAL_EPOCH, environ):
+        values['final_epoch'] = settings.positive_int(settings.EVAL_FINAL_EPOCH, environ)
+    if settings.raw(settings.EVAL_KEY, environ):
+        values['eval_key'] = settings.raw(settings.EVAL_KEY, environ)
+    stop = settings.flag(settings.SWEEP_STOP_ON_ERROR, environ)
     if stop is not None:
         values['stop_on_error'] = stop
     return SweepRequest(**values)

@@ -18,7 +18,6 @@ import warnings
 
 from .. import settings
 
-ENV_VAR = settings.EVAL_NO_NUMBA
 
 
 class NumbaFallbackWarning(RuntimeWarning):
@@ -69,8 +68,8 @@ def call(kernel, *args):
 
 
 def _decide():
-    if settings.enabled(ENV_VAR):
-        _STATE.update(mode='plain', reason='{}={}'.format(ENV_VAR, settings.raw(ENV_VAR)))
+    if settings.enabled(settings.EVAL_NO_NUMBA):
+        _STATE.update(mode='plain', reason='{}={}'.format(settings.EVAL_NO_NUMBA, settings.raw(settings.EVAL_NO_NUMBA)))
         return
     try:
         import numba
@@ -95,7 +94,7 @@ def _fall_back(reason):
     _STATE.update(mode='plain', reason=reason, compiled={})
     warnings.warn('kradar_plugin evaluator runs its kernels as plain Python (same numbers, much slower on '
                   'large sets): {}. Fix numba (pip install --upgrade numba) or set {}=1 to choose the plain '
-                  'path silently.'.format(reason, ENV_VAR), NumbaFallbackWarning, stacklevel=4)
+                  'path silently.'.format(reason, settings.EVAL_NO_NUMBA), NumbaFallbackWarning, stacklevel=4)
 
 
 def _describe(exc):

@@ -9,9 +9,10 @@ from . import ap as ap_mod
 from . import geometry
 from . import matching
 from . import statistics
-from .matching import METRICS  # noqa: F401  (this module's public name since the first release)
 from .protocols import FAKE_2D_BOX, get_protocol
 from .validation import check_eval_types, check_frames, resolve_classes
+#: the metrics evaluated (this module's public name since the first release; defined in ``matching``)
+METRICS = matching.METRICS
 #: EchoFusion's default ``eval_types`` (a tuple here: never mutated)
 DEFAULT_EVAL_TYPES = ('bev', '3d')
 

@@ -7,13 +7,11 @@ results gathered), which alone come back through a pipe, while the caller's ``me
 warm-up) runs here.
 
 Untrusted files are always read in a child (Linux; elsewhere in process with the element limits only).
-With ``--trust-pickle``, as before: in process for files under ``MIN_PARALLEL_BYTES`` together, one CPU,
+With ``--trust-pickle``, as before: in process for files under ``safe_load.MIN_PARALLEL_BYTES`` together, one CPU,
 no ``fork``, or ``KRADAR_EVAL_LOAD_WORKERS=0``; ``KRADAR_EVAL_LOAD_WORKERS=1`` uses workers whatever the size.
 Errors read the same either way: a ValueError naming the file, and the frame, field and value.
 """
 from . import safe_load
-from .safe_children import ENV_VAR  # noqa: F401  (the setting's name, as before)
-from .safe_load import MIN_PARALLEL_BYTES  # noqa: F401
 from .validation import check_side
 
 

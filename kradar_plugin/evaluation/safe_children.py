@@ -16,7 +16,6 @@ import time
 from .. import settings
 from . import safe_load
 
-ENV_VAR = settings.EVAL_LOAD_WORKERS
 _GRACE = 2.0       # seconds the parent waits past a child's own time limit before it ends the child
 _MAX_STDERR = 64 << 10     # bytes of an untrusted child's standard error shown after a successful read
 
@@ -30,7 +29,7 @@ def fork_context(paths, trusted):
     if 'fork' not in multiprocessing.get_all_start_methods() or multiprocessing.current_process().daemon:
         return None          # a daemonic process may not have children
     if trusted:
-        choice = settings.raw(ENV_VAR).lower()
+        choice = settings.raw(settings.EVAL_LOAD_WORKERS).lower()
         if choice in ('0', 'false', 'no', 'off'):
             return None
         if choice in ('', 'auto'):
@@ -158,7 +157,7 @@ def _ended(code, job, trusted, limits):
     name = safe_load.named(what, path)
     if trusted:
         return RuntimeError('the worker process reading {} ended (exit code {}) without a result, e.g. killed '
-                            'for memory; {}=0 reads in this process'.format(name, code, ENV_VAR))
+                            'for memory; {}=0 reads in this process'.format(name, code, settings.EVAL_LOAD_WORKERS))
     if code is not None and code < 0:
         sig = -code
         if sig in (signal.SIGALRM, signal.SIGXCPU):

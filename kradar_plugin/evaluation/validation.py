@@ -10,9 +10,11 @@ import warnings
 
 import numpy as np
 
-from .frames import Frames, frame_of, offsets_of  # noqa: F401  (names of this module before frames.py)
+from . import frames
 from .protocols import FAKE_2D_BOX, KRADAR_CLASSES, KRADAR_KEYWORDS
 
+# names of this module before ``frames.py`` held them
+Frames, frame_of, offsets_of = frames.Frames, frames.frame_of, frames.offsets_of
 
 
 class EvaluationInputWarning(UserWarning):

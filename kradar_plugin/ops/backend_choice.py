@@ -16,7 +16,6 @@ import numpy as np
 
 from .. import settings
 
-ENV_VAR = settings.IOU_BACKEND
 ORDER = ('cuda', 'numba', 'numpy')
 logger = logging.getLogger(__name__)
 
@@ -43,11 +42,11 @@ _auto = []        # the automatic choice, once made
 def select(requested=None):
     """Return the Backend to use. ``requested``: None (``$KRADAR_IOU_BACKEND`` or automatic), or one
     of 'cuda', 'numba', 'numpy'."""
-    name = requested or settings.raw(ENV_VAR).lower() or None
+    name = requested or settings.raw(settings.IOU_BACKEND).lower() or None
     if name is not None:
         if name not in ORDER:
             raise ValueError('unknown rotated-IoU backend %r (from %s): choose one of %s'
-                             % (name, 'backend=' if requested else ENV_VAR, ', '.join(ORDER)))
+                             % (name, 'backend=' if requested else settings.IOU_BACKEND, ', '.join(ORDER)))
         result = _load(name)
         if isinstance(result, BackendUnavailable):
             raise result

@@ -100,7 +100,7 @@ def _offsets(off, n, name):
 
 def _use_numba(backend):
     """True to run the numba kernel; False for numpy; raises for an explicit backend that cannot run."""
-    name = backend or settings.raw(backend_choice.ENV_VAR).lower() or None
+    name = backend or settings.raw(settings.IOU_BACKEND).lower() or None
     if name == 'numpy':
         return False
     if name == 'cuda':

@@ -10,7 +10,8 @@ import sys
 import numpy as np
 import pytest
 
-from kradar_plugin.evaluation import loading
+from kradar_plugin import settings
+from kradar_plugin.evaluation import loading, safe_load
 from kradar_plugin.evaluation.kradar_eval import evaluate_protocols, fields_read
 from kradar_plugin.evaluation.validation import CheckedSide, check_side
 
@@ -28,7 +29,7 @@ def _random_set(n_frames, seed=3):
 
 @pytest.fixture
 def workers(monkeypatch):
-    monkeypatch.setenv(loading.ENV_VAR, '1')
+    monkeypatch.setenv(settings.EVAL_LOAD_WORKERS, '1')
 
 
 def _names(children):
@@ -60,12 +61,12 @@ def test_workers_read_while_meanwhile_runs_and_give_the_in_process_sides(tmp_pat
 def test_small_trusted_files_are_read_in_process_untrusted_ones_in_children(tmp_path, monkeypatch):
     """Trusted small files: in process (forking would cost more); untrusted files always in a child, whose
     address-space and time limits bound what a hostile file can do."""
-    monkeypatch.delenv(loading.ENV_VAR, raising=False)
+    monkeypatch.delenv(settings.EVAL_LOAD_WORKERS, raising=False)
     files = _pickles(tmp_path, [GT], [_bad()])
     called = []
     gt, dt = loading.read_checked(files[1], files[3], set(), meanwhile=lambda: called.append(1), trusted=True)
     assert called == [] and gt.n_frames == dt.n_frames == 1
-    assert os.path.getsize(files[1]) + os.path.getsize(files[3]) < loading.MIN_PARALLEL_BYTES
+    assert os.path.getsize(files[1]) + os.path.getsize(files[3]) < safe_load.MIN_PARALLEL_BYTES
     from kradar_plugin.evaluation import safe_children
     started = []
     start = safe_children._start
@@ -88,7 +89,7 @@ def test_cli_prints_the_same_with_and_without_workers(tmp_path, monkeypatch):
     files = _pickles(tmp_path, gts, dts)
     out = {}
     for value in ('0', '1'):
-        monkeypatch.setenv(loading.ENV_VAR, value)
+        monkeypatch.setenv(settings.EVAL_LOAD_WORKERS, value)
         proc = _run_cli(files + ['--protocol', 'all', '--eval-types', 'bev', '3d'], str(tmp_path))
         assert proc.returncode == 0, proc.stderr
         out[value] = proc.stdout
@@ -188,7 +189,7 @@ def test_infos_and_results_read_by_workers_as_in_process(tmp_path, monkeypatch):
         '--protocol', 'all', '--box-convention', 'mmdet3d<1.0', '--eval-types', 'bev', '3d']
     out = {}
     for value in ('0', '1'):
-        monkeypatch.setenv(loading.ENV_VAR, value)
+        monkeypatch.setenv(settings.EVAL_LOAD_WORKERS, value)
         proc = _run_cli(argv, str(tmp_path))
         assert proc.returncode == 0, proc.stderr
         out[value] = proc.stdout

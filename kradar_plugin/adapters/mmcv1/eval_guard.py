@@ -12,7 +12,7 @@
 from kradar_plugin.distributed import eval_support, run_context
 from kradar_plugin.distributed.failfast import add_note
 from kradar_plugin.distributed.collection import MMCV, check_result_count
-from kradar_plugin.distributed.eval_support import RESULTS_DIR, dist_info, fail_fast, loader_indices  # noqa: F401
+from kradar_plugin.distributed.eval_support import fail_fast
 
 
 def uses_standard_collection(hook):

@@ -14,7 +14,7 @@
 from kradar_plugin.distributed import eval_support, run_context
 from kradar_plugin.distributed.failfast import add_note
 from kradar_plugin.distributed.collection import MMENGINE, check_results
-from kradar_plugin.distributed.eval_support import RESULTS_DIR, dist_info, fail_fast, loader_indices  # noqa: F401
+from kradar_plugin.distributed.eval_support import fail_fast
 
 
 
