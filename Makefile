@@ -52,8 +52,8 @@ demo-tiny: env
 	@PATH=$(CURDIR)/$(VENV)/bin:$$PATH tools/dist_train.sh configs/kradar/demo_eval_only.py $(GPUS) --eval-only
 
 ## The whole suite: the OpenMMLab 1.x stack (torch + mmcv-full + mmdet + mmdet3d rc6), the core again on
-## numpy 2.x, and the 2.0 stack (mmengine + mmcv 2.1 + mmdet 3.3 + mmdet3d 1.4: tests/engine), whose build runs
-## niced in the background during the 1.x suite (tools/run_tests.sh). Each part prints its 15 slowest tests.
+## numpy 2.x, and the 2.0 stack (mmengine + mmcv 2.1 + mmdet 3.3 + mmdet3d 1.4: tests/adapters/mmengine), whose
+## build runs niced in the background during the 1.x suite (tools/run_tests.sh). Each part prints its 15 slowest tests.
 PYTEST_FLAGS ?= -q --durations=15
 test:
 	@PY=$(PY) VENV=$(VENV) LIGHT=$(LIGHT) VENV_MM2=$(VENV_MM2) CORE_TESTS="$(CORE_TESTS)" \
@@ -66,8 +66,8 @@ test-light: env-light
 	$(LIGHT)/bin/python -m pytest $(PYTEST_FLAGS) $(CORE_TESTS)
 
 ## OpenMMLab 2.0 stack (.venv-mm2: mmengine, mmcv 2.1 with CPU ops, mmdet 3.3, mmdet3d 1.4); test-mm2 (part of
-## `make test`) runs tests/engine there. demo-mm2: K-Radar-format data, PointPillars (VoxelNet) trained once for 6
-## epochs by mmdet3d's own tools/train.py with 2 gloo processes (cached in work_dirs/demo_mm2_train), then an
+## `make test`) runs tests/adapters/mmengine there. demo-mm2: K-Radar-format data, PointPillars (VoxelNet) trained
+## once for 6 epochs by mmdet3d's own tools/train.py with 2 gloo processes (cached in work_dirs/demo_mm2_train), then an
 ## eval-only launch of that checkpoint (--cfg-options runner_type=EvalOnlyRunner), then kradar-eval prints
 ## legacy/revised/fixed side by side on the predictions that run saved.
 ## EchoFusion's own stack (.venv-echofusion: CPython 3.7.16, torch 1.10.0, mmcv-full 1.4.0, mmdet 2.19.0, mmseg
@@ -116,7 +116,7 @@ env-mm2:
 	@PYTHON=$(PY) tools/setup_env.sh mm2 $(VENV_MM2)
 
 test-mm2: env-mm2
-	$(VENV_MM2)/bin/python -m pytest $(PYTEST_FLAGS) tests/engine
+	$(VENV_MM2)/bin/python -m pytest $(PYTEST_FLAGS) tests/adapters/mmengine
 
 demo-mm2: env-mm2
 	@$(VENV_MM2)/bin/python tools/create_demo_data.py --out $(MM2_DATA) --frames 100 --train-frames 400

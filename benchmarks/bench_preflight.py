@@ -57,7 +57,7 @@ def bench_loader(samples, repeat):
     from mmcv.parallel import collate
     from torch.utils.data import DataLoader, DistributedSampler
     from kradar_plugin.doctor import pitfalls as P
-    from tests.runner.fixture_pitfalls import ToyPipelineDataset
+    from tests.adapters.mmcv1.fixture_pitfalls import ToyPipelineDataset
     ds = ToyPipelineDataset(num_samples=samples, pipeline=[dict(type='ToyScale', factor=1.0)])
     dl = DataLoader(ds, batch_size=4, sampler=DistributedSampler(ds, num_replicas=2, rank=0), num_workers=1,
                     collate_fn=functools.partial(collate, samples_per_gpu=4), multiprocessing_context='fork')
@@ -74,7 +74,7 @@ def bench_loader(samples, repeat):
 
 def bench_doctor_probe():
     from kradar_plugin.doctor.loader_probe import run_loader_probe
-    config = osp.join(ROOT, 'tests', 'runner', 'configs', 'toy_pipeline.py')
+    config = osp.join(ROOT, 'tests', 'adapters', 'mmcv1', 'configs', 'toy_pipeline.py')
     start = time.perf_counter()
     found = run_loader_probe(config, cwd=ROOT)
     elapsed = time.perf_counter() - start

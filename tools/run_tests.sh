@@ -4,7 +4,7 @@
 #   .venv-light numpy 2.x core:                                             pytest $CORE_TESTS
 #   .venv-echofusion  EchoFusion's own stack (CPython 3.7, torch 1.10, mmcv-full 1.4.0, mmdet 2.19, mmdet3d
 #               0.17.3, numba 0.48, numpy 1.19.5):                         pytest tests
-#   .venv-mm2   OpenMMLab 2.0 stack (mmengine, mmcv 2.1, mmdet 3.3, mmdet3d 1.4): pytest tests/engine
+#   .venv-mm2   OpenMMLab 2.0 stack (mmengine, mmcv 2.1, mmdet 3.3, mmdet3d 1.4): pytest tests/adapters/mmengine
 # The EchoFusion and 2.0 stacks' builds (mmcv-full 1.4.0, mmdet3d 0.17.3's ops and mmcv 2.1 compiled from
 # source) run one after the other under `nice -n 19` while the 1.x suite runs: its launch tests leave about
 # one of two cores idle, so the builds cost little extra wall time; the 2.0 build goes on while the
@@ -61,7 +61,7 @@ if wait "$mm2_build"; then
   tail -n 1 "$log_dir/env-mm2.log"
   stamp "OpenMMLab 2.0 suite ($VENV_MM2)"
   # shellcheck disable=SC2086
-  "$VENV_MM2/bin/python" -m pytest $PYTEST_FLAGS tests/engine || failed+=("2.0 suite ($VENV_MM2)")
+  "$VENV_MM2/bin/python" -m pytest $PYTEST_FLAGS tests/adapters/mmengine || failed+=("2.0 suite ($VENV_MM2)")
 else
   tail -n 40 "$log_dir/env-mm2.log"
   failed+=("$VENV_MM2 build")

@@ -1,5 +1,5 @@
 """The checkpoint sweep's record, summary, plot and loop, framework-free (one process, plain callables for
-loading and evaluating; the real runners are in tests/runner/test_sweep_launch.py)."""
+loading and evaluating; the real runners are in tests/adapters/mmcv1/test_sweep_launch.py)."""
 import json
 import os.path as osp
 

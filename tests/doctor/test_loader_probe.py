@@ -18,7 +18,7 @@ pytest.importorskip('torch')  # the light environment (numpy 2, no torch) runs t
 pytest.importorskip('mmdet.datasets')
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CONFIGS = os.path.join(ROOT, 'tests', 'runner', 'configs')
+CONFIGS = os.path.join(ROOT, 'tests', 'adapters', 'mmcv1', 'configs')
 PITFALL_CHECKS = ('sampler', 'worker-pickle', 'worker-cuda', 'import-cuda', 'unused-params', 'shm-batch')
 
 

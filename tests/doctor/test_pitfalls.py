@@ -22,8 +22,9 @@ from mmcv.parallel import collate, scatter_kwargs  # noqa: E402
 from torch.utils.data import DataLoader, DistributedSampler as TorchDistributedSampler, RandomSampler  # noqa: E402
 
 from kradar_plugin.doctor import pitfalls as P  # noqa: E402
-from tests.runner.fixture_components import ToyEvalDataset, ToyRegressor  # noqa: E402
-from tests.runner.fixture_pitfalls import ToyPipelineDataset, ToyRankUnawareSampler, ToyTwoHeadRegressor  # noqa: E402
+from tests.adapters.mmcv1.fixture_components import ToyEvalDataset, ToyRegressor  # noqa: E402
+from tests.adapters.mmcv1.fixture_pitfalls import (ToyPipelineDataset, ToyRankUnawareSampler,  # noqa: E402
+                                                   ToyTwoHeadRegressor)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -189,8 +190,8 @@ def test_cuda_touched_in_a_fork_worker_is_seen_with_its_call_site():
 
 
 def test_cuda_at_import_is_repeated_by_spawn_workers():
-    # the worker imports tests.runner.fixture_cuda_import afresh while unpickling the dataset
-    from tests.runner.fixture_cuda_import import ToyCudaDefaultDataset
+    # the worker imports tests.adapters.mmcv1.fixture_cuda_import afresh while unpickling the dataset
+    from tests.adapters.mmcv1.fixture_cuda_import import ToyCudaDefaultDataset
     state = P.probe_worker_cuda(loader(ToyCudaDefaultDataset(num_samples=4), workers=1, context='spawn'))
     assert state['attempts'] and 'fixture_cuda_import.py' in state['attempts'][0]['where'], state
     assert P.judge_worker_cuda('train', state, 'spawn').status == 'FAIL'
@@ -212,7 +213,8 @@ def test_import_time_cuda_in_a_fresh_interpreter():
         import %s
         print('STATE ' + json.dumps(P.cuda_state()))
     ''')
-    for module, bad in (('tests.runner.fixture_cuda_import', True), ('tests.runner.fixture_pitfalls', False)):
+    for module, bad in (('tests.adapters.mmcv1.fixture_cuda_import', True),
+                        ('tests.adapters.mmcv1.fixture_pitfalls', False)):
         out = subprocess.run([sys.executable, '-c', code % (ROOT, module)], stdout=subprocess.PIPE,
                              stderr=subprocess.DEVNULL, universal_newlines=True, cwd=ROOT, timeout=300).stdout
         import json

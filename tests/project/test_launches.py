@@ -5,7 +5,6 @@ shipped in the mmdet3d package), the environment switch, and the registry patch 
 import glob
 import os.path as osp
 import pickle
-import sys
 
 import mmdet3d
 import numpy as np
@@ -13,7 +12,7 @@ import pytest
 
 from tests import launching
 from tests.launching import assert_ended_by_failfast
-from tests.runner.launch_utils import Job
+from tests.adapters.mmcv1.launch_utils import Job
 
 from .conftest import CONFIG, ROOT, VAL_FRAMES
 

@@ -1,5 +1,5 @@
-# The fast tests' config: mmengine's real Runner on tests/engine/toy_components.py.
-custom_imports = dict(imports=['kradar_plugin', 'tests.engine.toy_components'], allow_failed_imports=False)
+# The fast tests' config: mmengine's real Runner on tests/adapters/mmengine/toy_components.py.
+custom_imports = dict(imports=['kradar_plugin', 'tests.adapters.mmengine.toy_components'], allow_failed_imports=False)
 model = dict(type='ToyModel')
 train_dataloader = dict(batch_size=2, num_workers=0, sampler=dict(type='DefaultSampler', shuffle=True),
                         dataset=dict(type='ToyDataset', size=8))

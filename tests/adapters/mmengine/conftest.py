@@ -1,4 +1,4 @@
-"""tests/engine run on the OpenMMLab 2.0 stack (.venv-mm2: mmengine, mmcv 2.1 with ops, mmdet3d 1.4); on any
+"""tests/adapters/mmengine run on the OpenMMLab 2.0 stack (.venv-mm2: mmengine, mmcv 2.1 with ops, mmdet3d 1.4); on any
 other environment they are not collected."""
 import importlib.util
 import os

@@ -1,8 +1,9 @@
 # Pitfalls of the worker side: a transform that moves data to CUDA inside the DataLoader workers (fork) and a
-# dataset module that touches CUDA when it is imported (tests/runner/fixture_cuda_import.py).
+# dataset module that touches CUDA when it is imported (tests/adapters/mmcv1/fixture_cuda_import.py).
 _base_ = ['./toy.py']
-custom_imports = dict(imports=['kradar_plugin', 'tests.runner.fixture_components', 'tests.runner.fixture_pitfalls',
-                               'tests.runner.fixture_cuda_import'], allow_failed_imports=False)
+custom_imports = dict(imports=['kradar_plugin', 'tests.adapters.mmcv1.fixture_components',
+                               'tests.adapters.mmcv1.fixture_pitfalls',
+                               'tests.adapters.mmcv1.fixture_cuda_import'], allow_failed_imports=False)
 pipeline = [dict(type='ToyCudaTouch')]
 mp_start_method = 'fork'
 data = dict(

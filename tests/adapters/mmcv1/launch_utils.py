@@ -8,7 +8,7 @@ from tests import launching
 from tests.launching import HARD_LIMIT_S, job_env  # noqa: F401  (used by the project tests)
 
 ROOT = launching.ROOT
-CONFIGS = osp.join(ROOT, 'tests', 'runner', 'configs')
+CONFIGS = osp.join(ROOT, 'tests', 'adapters', 'mmcv1', 'configs')
 TOY = osp.join(CONFIGS, 'toy.py')
 TOY_COLLECTIVE_TIMEOUT_S = 120  # dist_params.timeout of configs/toy.py
 

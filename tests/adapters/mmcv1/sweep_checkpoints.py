@@ -1,5 +1,5 @@
 """Checkpoints of a real toy training run for the sweep tests, and the toy metric computed from a
-checkpoint's weights by the definitions (not by the runner). ``trained`` (tests/runner/conftest.py) trains
+checkpoint's weights by the definitions (not by the runner). ``trained`` (tests/adapters/mmcv1/conftest.py) trains
 them once per session."""
 import os.path as osp
 import shutil

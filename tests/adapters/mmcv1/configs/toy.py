@@ -1,5 +1,5 @@
 # Test-only config for the runner tests: a tiny regression model on a deterministic toy dataset.
-custom_imports = dict(imports=['kradar_plugin', 'tests.runner.fixture_components'],
+custom_imports = dict(imports=['kradar_plugin', 'tests.adapters.mmcv1.fixture_components'],
                       allow_failed_imports=False)
 model = dict(type='ToyRegressor', fail_on_rank=None, pretrained=None)  # mmdet's test.py resets 'pretrained'
 data = dict(

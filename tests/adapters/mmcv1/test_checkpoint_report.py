@@ -10,6 +10,7 @@ import pytest
 import torch
 import torch.nn as nn
 
+from kradar_plugin import settings
 from kradar_plugin.distributed import checkpoint_report as cr
 from kradar_plugin.adapters.mmcv1.checkpoint_loading import load_checked
 
@@ -180,7 +181,7 @@ def test_summary_percent_is_floored():
     (None, None, 0.9), (0.5, None, 0.5), (0, None, 0.0), ('0.75', None, 0.75), (0.5, '0.95', 0.95),
     (None, '0', 0.0)])
 def test_min_loaded_from_config_and_environment(value, env, expected):
-    environ = {} if env is None else {cr.ENV_MIN_LOADED: env}
+    environ = {} if env is None else {settings.MIN_LOADED: env}
     assert cr.resolve_min_loaded(value, environ) == expected
 
 
@@ -189,7 +190,7 @@ def test_min_loaded_from_config_and_environment(value, env, expected):
     ('most', None, "runner.min_loaded='most'"), (True, None, 'runner.min_loaded=True'),
     (None, '1.5', "KRADAR_MIN_LOADED='1.5'")])
 def test_min_loaded_bad_values_name_their_source(value, env, message):
-    environ = {} if env is None else {cr.ENV_MIN_LOADED: env}
+    environ = {} if env is None else {settings.MIN_LOADED: env}
     with pytest.raises(ValueError) as err:
         cr.resolve_min_loaded(value, environ)
     assert message in str(err.value)

@@ -13,7 +13,7 @@ from tests.launching import free_port  # noqa: F401
 
 ROOT = launching.ROOT
 DEMO_CONFIG = osp.join(ROOT, 'configs', 'mm2', 'pointpillars_kradar_radar.py')
-TOY_CONFIG = osp.join(ROOT, 'tests', 'engine', 'toy_config.py')
+TOY_CONFIG = osp.join(ROOT, 'tests', 'adapters', 'mmengine', 'toy_config.py')
 
 
 def mmdet3d_train_script():

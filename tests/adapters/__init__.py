@@ -1,0 +1,1 @@
+"""Tests of the framework adapters, one package per OpenMMLab generation as in kradar_plugin/adapters."""
