@@ -9,9 +9,10 @@ positives), BEV and 3D at IoU 0.3/0.5/0.7, for each protocol:
 * the speed ratio to a straightforward shapely-based legacy evaluation on a subset (same process, same
   AP to 1e-9), and to a recorded baseline of an earlier version of this evaluator (legacy 1.5 s, fixed 5.1 s warm on 20k);
 * ``kradar-eval --help`` and ``kradar-eval`` end to end on pickled 20k-frame annotations (fresh processes,
-  warm numba cache) written with pickle protocols 2 (mmcv.dump), 4 (our runner) and 5, with the files read
-  by worker processes (the default) and in process (``KRADAR_EVAL_LOAD_WORKERS=0``), and whether torch /
-  mmcv / mmdet got imported;
+  warm numba cache) written with pickle protocols 2 (mmcv.dump), 4 (our runner) and 5 (where this Python
+  has it), with the files read in child processes (the default for untrusted files) and in process (only
+  trusted files are: ``--trust-pickle`` with ``KRADAR_EVAL_LOAD_WORKERS=0``), and whether torch / mmcv /
+  mmdet got imported;
 * the same frames as EchoFusion infos + model results: converting them in process, ``evaluate_results``,
   and ``kradar-eval --infos --results`` end to end.
 
@@ -184,8 +185,8 @@ def _children_cpu():
 
 
 # pickle protocols of the annotation files: 2 is what mmcv.dump writes (EchoFusion's infos, mmdet3d's
-# test.py --out), 4 what our runner writes, 5 pickle.HIGHEST_PROTOCOL (numpy rebuilds each array in Python)
-PICKLE_PROTOCOLS = (2, 4, 5)
+# test.py --out), 4 what our runner writes, 5 (Python >= 3.8; numpy rebuilds each array in Python)
+PICKLE_PROTOCOLS = tuple(p for p in (2, 4, 5) if p <= pickle.HIGHEST_PROTOCOL)
 
 
 def _time_commands(commands):
@@ -196,6 +197,7 @@ def _time_commands(commands):
     out = {}
     for label, argv, in_process in commands:
         env['KRADAR_EVAL_LOAD_WORKERS'] = '0' if in_process else 'auto'
+        argv = argv + ['--trust-pickle'] if in_process else argv   # untrusted files are always read in a child
         code = 'import sys, kradar_cli; sys.exit(kradar_cli.eval_main(sys.argv[1:]))'
         best = (float('inf'), float('inf'))
         for flags in ([], [], ['-X', 'importtime']):      # two timed runs, then one listing the imports
@@ -280,7 +282,7 @@ def _bench_infos(data, no_cli):
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print('kradar-eval --infos (pickle protocol 2) --results (4), fresh process: legacy {:.2f} / {:.2f}; --protocol '
-          'all {:.2f} / {:.2f}; legacy read in process {:.2f} / {:.2f}; torch/mmcv/mmdet imported: {}'.format(
+          'all {:.2f} / {:.2f}; legacy trusted, read in process {:.2f} / {:.2f}; torch/mmcv/mmdet imported: {}'.format(
               cli['legacy'][0][0], cli['legacy'][0][1], cli['all'][0][0], cli['all'][0][1], cli['in-process'][0][0],
               cli['in-process'][0][1], sorted(set(x for _, names in cli.values() for x in names)) or 'none'))
 
@@ -383,11 +385,12 @@ def main(argv=None):
             t_pickle = time.process_time() - t
             if 'help' in cli:
                 print('  --help {:.2f} / {:.2f}'.format(*cli['help'][0]))
-            print('  pickle protocol {}: legacy {:.2f} / {:.2f}; --protocol all {:.2f} / {:.2f}; legacy read in '
-                  'process {:.2f} / {:.2f} (workers: {:.2f}x faster); unpickling the two files alone: {:.2f} CPU '
-                  's'.format(pickle_protocol, cli['legacy'][0][0], cli['legacy'][0][1], cli['all'][0][0],
-                             cli['all'][0][1], cli['in-process'][0][0], cli['in-process'][0][1],
-                             cli['in-process'][0][0] / cli['legacy'][0][0], t_pickle))
+            print('  pickle protocol {}: legacy {:.2f} / {:.2f}; --protocol all {:.2f} / {:.2f}; legacy trusted, '
+                  'read in process {:.2f} / {:.2f} (child processes: {:.2f}x faster); unpickling the two files '
+                  'alone: {:.2f} CPU s'.format(pickle_protocol, cli['legacy'][0][0], cli['legacy'][0][1],
+                                               cli['all'][0][0], cli['all'][0][1], cli['in-process'][0][0],
+                                               cli['in-process'][0][1], cli['in-process'][0][0] / cli['legacy'][0][0],
+                                               t_pickle))
             heavy.update(name for _, names in cli.values() for name in names)
         print('  torch/mmcv/mmdet imported by the command: {}'.format(sorted(heavy) or 'none'))
     if data:

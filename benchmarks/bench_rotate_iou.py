@@ -6,6 +6,7 @@ area (the density of a large evaluation batch); ``--area 5`` packs them so that 
 (the kernel itself, no pair skipped). Usage: python benchmarks/bench_rotate_iou.py [--sizes 100 300] [--area 5]
 """
 import argparse
+import inspect
 import os
 import sys
 import time
@@ -50,11 +51,16 @@ def peers():
         import torch
         from mmcv import __version__ as mmcv_version
         from mmcv.ops import box_iou_rotated
+        # mmcv >= 1.6 takes ``clockwise``; earlier releases (EchoFusion's 1.4.0) read the angle clockwise
+        counter_clockwise = ({'clockwise': False} if 'clockwise' in inspect.signature(box_iou_rotated).parameters
+                             else None)
 
         def mmcv_iou(a, b):
+            if counter_clockwise is None:
+                a, b = a * [1, 1, 1, 1, -1], b * [1, 1, 1, 1, -1]
             with torch.no_grad():
                 return box_iou_rotated(torch.from_numpy(a).float(), torch.from_numpy(b).float(),
-                                       clockwise=False).double().numpy()  # its CPU op is float32-only
+                                       **(counter_clockwise or {})).double().numpy()  # float32-only CPU op
         found['mmcv %s C++ box_iou_rotated' % mmcv_version] = mmcv_iou
         torch.set_num_threads(os.cpu_count() or 1)
     except ImportError as exc:
