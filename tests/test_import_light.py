@@ -9,7 +9,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BLOCKED = ('torch', 'torchvision', 'mmcv', 'mmdet', 'mmdet3d', 'mmengine', 'numba', 'shapely', 'matplotlib')
 
 
-def test_import_with_numpy_alone():
+def run_blocked(body):
+    """Run ``body`` in a fresh interpreter in which the BLOCKED packages cannot be imported; its stdout lines."""
     code = textwrap.dedent('''
         import sys
         BLOCKED = %r
@@ -18,6 +19,17 @@ def test_import_with_numpy_alone():
                 if name.split('.')[0] in BLOCKED:
                     raise ImportError('blocked: ' + name)
         sys.meta_path.insert(0, Block())
+    ''' % (BLOCKED,)) + textwrap.dedent(body)
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    env.pop('KRADAR_IOU_BACKEND', None)
+    proc = subprocess.run([sys.executable, '-c', code], env=env, cwd=ROOT, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.splitlines()
+
+
+def test_import_with_numpy_alone():
+    assert run_blocked('''
         import kradar_plugin
         from kradar_plugin import evaluation, files, ops
         from kradar_plugin.files import create_data, kitti_folders, relabel
@@ -25,26 +37,13 @@ def test_import_with_numpy_alone():
         iou = kradar_plugin.rotate_iou_eval([[0, 0, 2, 2, 0]], [[1, 0, 2, 4, 0]])
         print(guard.select().name, round(float(iou[0, 0]), 12))
         print(sorted(m for m in sys.modules if m.split('.')[0] in BLOCKED))
-    ''' % (BLOCKED,))
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    env.pop('KRADAR_IOU_BACKEND', None)
-    proc = subprocess.run([sys.executable, '-c', code], env=env, cwd=ROOT, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == ['numpy 0.2', '[]']
+    ''') == ['numpy 0.2', '[]']
 
 
 def test_dataset_evaluation_imports_without_mmcv_under_both_paths():
     """The 1.x dataset ``evaluate`` lives in adapters/mmcv1 and is importable without mmcv (the 2.0 suite
     compares KRadarMetric with it); the earlier path is the same module; the runner names say what is missing."""
-    code = textwrap.dedent('''
-        import sys
-        BLOCKED = %r
-        class Block(object):
-            def find_spec(self, name, path=None, target=None):
-                if name.split('.')[0] in BLOCKED:
-                    raise ImportError('blocked: ' + name)
-        sys.meta_path.insert(0, Block())
+    assert run_blocked('''
         from kradar_plugin.adapters.mmcv1 import kradar_eval_mixin
         from kradar_plugin.datasets import kradar_eval_mixin as earlier
         print(earlier is kradar_eval_mixin, kradar_eval_mixin.KRadarEvalMixin.__module__)
@@ -53,10 +52,5 @@ def test_dataset_evaluation_imports_without_mmcv_under_both_paths():
         except ImportError as exc:
             print(exc)
         print(sorted(m for m in sys.modules if m.split('.')[0] in BLOCKED))
-    ''' % (BLOCKED,))
-    proc = subprocess.run([sys.executable, '-c', code], env=dict(os.environ, PYTHONPATH=ROOT), cwd=ROOT,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == [
-        'True kradar_plugin.adapters.mmcv1.kradar_eval_mixin',
-        'kradar_plugin.adapters.mmcv1.EvalOnlyHook needs mmcv-full 1.x: mmcv is not installed', '[]']
+    ''') == ['True kradar_plugin.adapters.mmcv1.kradar_eval_mixin',
+              'kradar_plugin.adapters.mmcv1.EvalOnlyHook needs mmcv-full 1.x: mmcv is not installed', '[]']
