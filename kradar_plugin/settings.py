@@ -61,8 +61,9 @@ TABLE = (
             'Worker threads for the evaluator\'s precision/recall curves (the compiled kernels release the '
             'GIL).'),
     Setting('KRADAR_EVAL_LOAD_WORKERS', 'auto, 0 or 1', 'auto',
-            '`kradar-eval` reads its two pickles in forked worker processes: `auto` for files of 4 MiB and '
-            'more on Linux with 2+ CPUs, `0` never, `1` always (Linux).'),
+            'Trusted pickles (`--trust-pickle`): `kradar-eval` reads them in forked worker processes: `auto` for '
+            'files of 4 MiB and more on Linux with 2+ CPUs, `0` never, `1` always (Linux). Untrusted files are '
+            'always read in a child process with memory and time limits (Linux), whatever this says.'),
     Setting('KRADAR_LOAD_MAX_FILE_MB', 'positive number', '1024',
             'Files a user names (`kradar-eval` inputs, `evaluate_saved`, `load_kradar_infos`) larger than this '
             'are refused; `--max-file-mb`.'),
