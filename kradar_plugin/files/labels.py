@@ -183,8 +183,10 @@ _FAST = {
 
 def _header(header, path):
     if not header.startswith('*') or '=' not in header:
+        tool = (' (this is the header of K-Radar\'s labelling tool, uis/ui_labeling.py, which neither K-Radar\'s '
+                'loaders nor its released label files use)' if header.startswith('* radar idx:') else '')
         raise KRadarFileError(path, 'expected the header "* idx(...)=<rdr>_<ldr64>_<camf>_<ldr128>_<camr>, '
-                                    'timestamp=<t>"', line=1, field='header', value=header[:80])
+                                    'timestamp=<t>"' + tool, line=1, field='header', value=header[:80])
     idx_part, _, rest = header.partition(',')
     values = idx_part.split('=', 1)[1].strip().split('_')
     if len(values) != len(SENSORS) or not all(v.isdigit() for v in values):

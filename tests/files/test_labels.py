@@ -88,7 +88,10 @@ def test_malformed_line_names_file_line_field_value(tmp_path, version, line, nee
 
 @pytest.mark.parametrize('text,needle', [
     ('', 'empty label file'), ('Sedan 1 2 3\n', "field header = 'Sedan 1 2 3'"),
-    ('* idx(x)=00001_00002, timestamp=1\n', "field idx = '00001_00002'")])
+    ('* idx(x)=00001_00002, timestamp=1\n', "field idx = '00001_00002'"),
+    # the header K-Radar's labelling tool writes (uis/ui_labeling.py), with a v1.0-shaped object line
+    ('* radar idx: 00010, lidar idx: 00008, camera idx: 00030, time: 1.5, prev lidar idx: -1\n'
+     '*, 0, -1, Sedan, 1.0, 2.0, -0.5, 0.0, 2.0, 1.0, 0.8\n', "K-Radar's labelling tool")])
 def test_bad_header(tmp_path, text, needle):
     path = _write(str(tmp_path / 'h.txt'), text)
     with pytest.raises(KRadarFileError, match=needle):
