@@ -61,3 +61,25 @@ def test_offline_command_repeats_the_evaluation(tmp_path):
     assert payload['metrics'] == dict((k, v) for k, v in metrics.items() if k.startswith('Sedan/'))
     # settings no kradar-eval option expresses: no command
     assert KRadarEvaluator(['Sedan'], distance_edges=(0, 40, 80)).offline_command('r.pkl', 'i.pkl') is None
+
+
+def test_the_documented_python_api_runs_as_written(tmp_path, monkeypatch):
+    """docs/evaluation.md's ``KRadarEvaluator`` example, executed as printed there (its names bound to test
+    data: ``batches``, and the info pickle it loads), gives the evaluator's own metrics."""
+    import os
+    import re
+    docs = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'docs',
+                        'evaluation.md')
+    with open(docs) as f:
+        text = f.read()
+    section = text[text.index('## From Python: `KRadarEvaluator`'):]
+    code = re.search(r'```python\n(.*?)```', section, re.S).group(1)
+    infos, results, _ = _infos(seed=4)
+    monkeypatch.chdir(tmp_path)
+    _dump(tmp_path / 'kradar_infos_val.pkl', infos)
+    scope = {'batches': [(infos[:5], results[:5]), (infos[5:], results[5:])], 'print': lambda *a: None}
+    exec(compile(code, docs, 'exec'), scope)
+    direct = KRadarEvaluator(['Sedan'], protocol='kradar', score_threshold=0.3, box_convention='mmdet3d<1.0')
+    direct.process(infos, results)
+    assert scope['metrics'] == direct.evaluate() and 'Sedan/bev@0.3' in scope['metrics']
+    assert scope['evaluator'].table('markdown') and len(scope['infos']) == len(infos)
