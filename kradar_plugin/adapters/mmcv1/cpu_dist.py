@@ -83,12 +83,14 @@ def _init_dist_pytorch_cpu(backend='gloo', **kwargs):
     """CPU replacement for mmcv's ``_init_dist_pytorch``: no ``torch.cuda.set_device``; gloo backend.
     Also installs the mmdet/mmcv replacements a distributed CPU run needs next (DDP, result collection)."""
     import torch.distributed as dist
+    from kradar_plugin.distributed import group_teardown
     from kradar_plugin.distributed.dist_params import normalize_dist_params
     if backend != 'gloo':
         warnings.warn('kradar_plugin: no CUDA device, using the gloo backend instead of {!r} for this '
                       'CPU run'.format(backend))
         backend = 'gloo'
     dist.init_process_group(backend=backend, **normalize_dist_params(kwargs))
+    group_teardown.destroy_at_exit()
     install_distributed_cpu_patches()
 
 

@@ -66,7 +66,9 @@ def init_dist_slurm(backend='nccl', port=None, **kwargs):
         backend = 'gloo'
     dist.init_process_group(backend=backend, **normalize_dist_params(kwargs))
     if not torch.cuda.is_available():
+        from kradar_plugin.distributed import group_teardown
         from .cpu_dist import install_distributed_cpu_patches
+        group_teardown.destroy_at_exit()
         install_distributed_cpu_patches()
 
 

@@ -1,12 +1,13 @@
 """Distributed runs of mmengine on machines without CUDA (the mirror of ``adapters/mmcv1/cpu_dist.py``):
 mmengine's ``init_dist`` calls ``torch.cuda.set_device`` and ``Runner.wrap_model`` passes ``device_ids``, both
 fatal on CPU; here the process group is initialised with gloo (an 'nccl' backend is replaced) and the model
-wrapped without device ids. ``env_cfg.dist_cfg.timeout`` may be seconds or a ``datetime.timedelta``.
+wrapped without device ids. ``env_cfg.dist_cfg.timeout`` may be seconds or a ``datetime.timedelta``. The
+group is destroyed at exit (``distributed.group_teardown``).
 """
 import datetime
 import os
 
-from kradar_plugin.distributed import dist_params
+from kradar_plugin.distributed import dist_params, group_teardown
 
 
 def dist_cfg_for_mmengine(dist_cfg):
@@ -40,6 +41,7 @@ def init_cpu_process_group(dist_cfg):
         kwargs['timeout'] = datetime.timedelta(seconds=float(kwargs['timeout']))
     dist.init_process_group(backend=backend, rank=int(os.environ['RANK']),
                             world_size=int(os.environ['WORLD_SIZE']), **kwargs)
+    group_teardown.destroy_at_exit()
     return backend
 
 
