@@ -117,7 +117,8 @@ def request_from(config=None, environ=None):
         values['watch'] = settings.raw(settings.EVAL_WATCH, environ)
         values['checkpoints'] = []
     if settings.raw(settings.EVAL_WATCH_IDLE, environ):
-        values['watch_idle_s'] = _positive_float(settings.raw(settings.EVAL_WATCH_IDLE, environ), settings.EVAL_WATCH_IDLE)
+        values['watch_idle_s'] = _positive_float(settings.raw(settings.EVAL_WATCH_IDLE, environ),
+                                                 settings.EVAL_WATCH_IDLE)
     if settings.raw(settings.EVAL_FINAL_EPOCH, environ):
         values['final_epoch'] = settings.positive_int(settings.EVAL_FINAL_EPOCH, environ)
     if settings.raw(settings.EVAL_KEY, environ):

@@ -19,7 +19,6 @@ import warnings
 from .. import settings
 
 
-
 class NumbaFallbackWarning(RuntimeWarning):
     """The evaluator's kernels run as plain Python (numba missing or a kernel failed to compile)."""
 

@@ -9,8 +9,9 @@ import textwrap
 
 import pytest
 
+from tests.launching import ROOT, free_port
+
 pytest.importorskip('torch')
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 SCRIPT = '''
 import atexit, os, sys
@@ -33,7 +34,6 @@ def check_teardown(adapter):
     """Run ``adapter``'s CPU init in a fresh process; assert the group was gloo and is gone at exit."""
     framework, init = INITS[adapter]
     pytest.importorskip(framework)
-    from tests.launching import free_port
     env = dict(os.environ, PYTHONPATH=ROOT, KRADAR_PLUGIN_REGISTER='0')
     proc = subprocess.run([sys.executable, '-c', textwrap.dedent(SCRIPT).format(init=init), str(free_port())],
                           env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -68,8 +68,8 @@ def test_the_documented_python_api_runs_as_written(tmp_path, monkeypatch):
     data: ``batches``, and the info pickle it loads), gives the evaluator's own metrics."""
     import os
     import re
-    docs = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'docs',
-                        'evaluation.md')
+    from tests.launching import ROOT
+    docs = os.path.join(ROOT, 'docs', 'evaluation.md')
     with open(docs) as f:
         text = f.read()
     section = text[text.index('## From Python: `KRadarEvaluator`'):]

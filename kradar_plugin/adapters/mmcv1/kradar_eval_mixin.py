@@ -199,8 +199,8 @@ class KRadarEvalMixin(object):
     def _kradar_log_notes(self, protocol, box_convention, logger):
         """Once per evaluation: where legacy can differ from EchoFusion's own numbers, and a warning when the
         loaded checkpoint (its meta, recorded in the run context) was trained under the other box convention."""
-        from kradar_plugin.evaluation.inputs.box_convention import (convention_mismatch_message, recorded_mmdet3d_version,
-                                                           resolve_box_convention)
+        from kradar_plugin.evaluation.inputs.box_convention import (
+            convention_mismatch_message, recorded_mmdet3d_version, resolve_box_convention)
         from kradar_plugin.evaluation.protocols import LEGACY_DIFFERENCE_NOTE
         if protocol == 'legacy':
             _print_log(LEGACY_DIFFERENCE_NOTE, logger=logger)
