@@ -97,8 +97,9 @@ def bulk_annos(frames, offsets, label_files, z_offset=Z_OFFSET, avail=False):
                      'dimensions': dimensions[start:end], 'location': location[start:end],
                      'rotation_y': rotation[start:end], 'score': score[start:end]}
             start = end
-        if avail:
-            annos['avail'] = np.array([o.avail for o in objs], dtype='<U2')
+        if avail:     # '<U2' as R/L/L1 need; wider where a file writes a longer visibility value
+            values = [o.avail for o in objs]
+            annos['avail'] = np.array(values, dtype='<U{}'.format(max([2] + [len(v) for v in values])))
         annos['label_file'] = label_file
         out.append(annos)
     return out

@@ -15,14 +15,20 @@ integer in v1.0 and ``R``/``L``/``L1`` in v2.1). Quirks of the real files handle
 CRLF endings, ``#`` lines (BEV-only boxes, skipped by every loader), the v2.0 files whose header and first
 object share one line (split at the second ``*``), blank lines, frames without objects, and the object lines
 K-Radar's loader skips with '* split err' (v1.0 and v1.1 lines of another field count, v1.1 lines whose ids are
-not integers: recorded in ``skipped``, which the converter reports in one warning). Anything else is a
-:class:`KRadarFileError` naming file, line, field and value.
+not integers: recorded in ``skipped``). The real releases also hold visibility values outside R/L/L1 (``LL``,
+``LR``, ``l`` in v2.1: kept as written, as K-Radar's loader keeps them; ``onlyR`` drops them), classes beyond
+the benchmark's five (``Pedestrian Group``, ``Bicycle Group``: kept) and yaws outside +-180 degrees (kept as
+written, not wrapped: K-Radar's loader and EchoFusion's converter take ``yaw * pi / 180`` as it is, and every
+box computation here is periodic in yaw). Each quirk met is listed in ``quirks`` as (kind, line or None, value)
+for the summary of :mod:`.quirks`. Anything else is a :class:`KRadarFileError` naming file, line, field and
+value.
 """
 import collections
 import math
+import re
 
 from .errors import KRadarFileError
-from .text import lines_of
+from .text import read_text
 
 VERSIONS = ('v1.0', 'v1.1', 'v2.0', 'v2.1')
 #: field names per version, in file order
@@ -32,8 +38,11 @@ FIELDS = {
     'v2.0': ('marker', 'id', 'class', 'x', 'y', 'z', 'yaw', 'l/2', 'w/2', 'h/2'),
     'v2.1': ('marker', 'avail', 'id', 'class', 'x', 'y', 'z', 'yaw', 'l/2', 'w/2', 'h/2'),
 }
-#: K-Radar's visibility flags (v1.1, v2.1): R radar-visible, L LiDAR only, L1 a v2.0 box without a v1.1 match
+#: K-Radar's visibility flags (v1.1, v2.1): R radar-visible, L LiDAR only, L1 a v2.0 box without a v1.1 match;
+#: other values (the real v2.1 has LL, LR and l) are kept as written and counted as a quirk
 AVAIL = ('R', 'L', 'L1')
+#: the classes of K-Radar's benchmarks; other names (Pedestrian Group, Bicycle Group) are kept and counted
+BENCHMARK_CLASSES = ('Sedan', 'Bus or Truck', 'Motorcycle', 'Bicycle', 'Pedestrian')
 #: the sensors of the header's index, in order
 SENSORS = ('rdr', 'ldr64', 'camf', 'ldr128', 'camr')
 
@@ -41,10 +50,11 @@ LabelObject = collections.namedtuple('LabelObject', 'name avail id prev_id x y z
 LabelObject.__doc__ = ("One object as written: class ``name``, ``avail`` ('R' where the version has none), "
                        "track ``id`` and ``prev_id`` (-1 where the version has none), centre (x, y, z) and "
                        "yaw in degrees in the LiDAR frame, half sizes.")
-LabelFile = collections.namedtuple('LabelFile', 'path version indices timestamp objects skipped')
+LabelFile = collections.namedtuple('LabelFile', 'path version indices timestamp objects skipped quirks')
 LabelFile.__doc__ = ("A parsed label file: ``indices`` {sensor: 5-digit index text} of the header, "
                      "``timestamp`` text, ``objects`` a list of :class:`LabelObject`, ``skipped`` the (line, "
-                     "reason) of object lines K-Radar's loader skips too.")
+                     "reason) of object lines K-Radar's loader skips too, ``quirks`` the (kind, line or None, "
+                     "value) of each quirk of the real files met (kinds of :data:`.quirks.KINDS`).")
 
 
 def normalize_version(version):
@@ -60,77 +70,119 @@ def normalize_version(version):
 def read_label(path, version='v1.0'):
     """The :class:`LabelFile` at ``path`` read as ``version``."""
     version = normalize_version(version)
-    lines = lines_of(path, 'label file')
-    return parse_label(lines, version, path)
+    return parse_text(read_text(path, 'label file'), version, path)
+
+
+def parse_text(text, version, path='<label>'):
+    """:class:`LabelFile` of a label file's whole text: :func:`parse_label` of its lines, plus the quirks only
+    the text shows (no final newline, CRLF endings, trailing spaces)."""
+    label = parse_label(text.splitlines(), version, path)
+    quirks = label.quirks
+    if text and text[-1] not in '\r\n':
+        quirks.append(('no_final_newline', None, None))
+    if '\r' in text:
+        quirks.append(('crlf', None, None))
+    if ' \n' in text or ' \r' in text or text[-1:] == ' ':
+        quirks.append(('trailing_space', None, None))
+    return label
 
 
 def parse_label(lines, version, path='<label>'):
     """:class:`LabelFile` of a label file's lines (see the module docstring)."""
-    while lines and not lines[-1].strip():
-        lines = lines[:-1]
-    if not lines:
+    end = len(lines)
+    while end and not lines[end - 1].strip():
+        end -= 1
+    if not end:
         raise KRadarFileError(path, 'empty label file: expected the header "* idx(...)=..., timestamp=..."',
                               line=1)
-    header, body = _split_header(lines)
+    header, body, glued = _split_header(lines)
     indices, timestamp = _header(header, path)
+    quirks = [('glued_header', 1, None)] if glued else []
+    if end < len(lines):
+        quirks.extend(('blank_line', number, None) for number in range(end + 1, len(lines) + 1))
+        body = body[:len(body) - (len(lines) - end)]
     n_fields = len(FIELDS[version])
     fast = _FAST[version]
     objects, skipped = [], []
     total = 0.0          # nan or inf anywhere makes the sum non-finite: then every value is checked
     for number, line in body:
         if line[:1] == '#':
+            quirks.append(('bev_only', number, None))
             continue
-        parts = line.split(',')     # float()/int() ignore the spaces around the values
+        parts = line.split(',', n_fields)     # float()/int() ignore the spaces around the values
         if len(parts) == n_fields and parts[0] == '*':
             try:                 # the common case in one step; any doubt takes the checking path below
                 obj = fast(parts)
                 if obj[0]:
                     total += sum(obj[4:])
                     objects.append(obj)
+                    if obj[0] not in _BENCHMARK:
+                        quirks.append(('class', number, obj[0]))
+                    if not -180.0 <= obj[7] <= 180.0:
+                        quirks.append(('yaw', number, None))
                     continue
             except ValueError:
                 pass
-        obj = _checked_line(line, version, path, number, skipped)
+        obj = _checked_line(line, version, path, number, skipped, quirks)
         if obj is not None:
             objects.append(obj)
     if not -_INF < total < _INF:
         return parse_label_checked(lines, version, path)
-    return LabelFile(path, version, indices, timestamp, objects, skipped)
+    if skipped:
+        quirks.extend(('split_err', number, None) for number, _ in skipped)
+    if not body:
+        quirks.append(('header_only', None, None))
+    return LabelFile(path, version, indices, timestamp, objects, skipped, quirks)
 
 
 def _split_header(lines):
-    """(header, [(line number, object line)]) of a label file's lines; the v2.0 quirk of the header and the
-    first object on one line is split at the second ``*``."""
+    """(header, [(line number, object line)], glued) of a label file's lines; the v2.0 quirk of the header and
+    the first object on one line is split at the second ``*`` (``glued``)."""
     header = lines[0].strip()
     body = list(enumerate(lines[1:], 2))
-    if header.count('*') >= 2:
+    glued = header.count('*') >= 2
+    if glued:
         second = header.index('*', 1)
         body.insert(0, (1, header[second:]))
         header = header[:second].rstrip().rstrip(',').rstrip()
-    return header, body
+    return header, body, glued
 
 
-def _checked_line(line, version, path, number, skipped):
+def _checked_line(line, version, path, number, skipped, quirks):
     """The object of one line with every value checked: None for a blank or ``#`` line, and for the lines
-    K-Radar's loader itself skips (appended to ``skipped`` as (line, reason)); else the first bad value raises."""
+    K-Radar's loader itself skips (appended to ``skipped`` as (line, reason)); else the first bad value raises.
+    Quirks met are appended to ``quirks``."""
     text = line.strip()
-    if not text or text[0] == '#':
+    if not text:
+        quirks.append(('blank_line', number, None))
+        return None
+    if text[0] == '#':
+        quirks.append(('bev_only', number, None))
         return None
     fields = FIELDS[version]
-    parts = [p.strip() for p in text.split(',')]
+    parts = [p.strip() for p in text.split(',', _MAX_FIELDS)]     # bounded: a line of commas is one error
     if parts[0] != '*':
         raise KRadarFileError(path, "an object line starts with '*' (or '#' for a BEV-only box)",
                               line=number, field='marker', value=parts[0])
     if len(parts) != len(fields):
         if version in ('v1.0', 'v1.1'):     # K-Radar's loader prints '* split err' and skips the line
-            skipped.append((number, '{} fields instead of {}'.format(len(parts), len(fields))))
+            count = len(parts) if len(parts) <= _MAX_FIELDS else 'more than {}'.format(_MAX_FIELDS)
+            skipped.append((number, '{} fields instead of {}'.format(count, len(fields))))
             return None
+        count = len(parts) if len(parts) <= _MAX_FIELDS else 'more than {}'.format(_MAX_FIELDS)
         raise KRadarFileError(path, 'a {} object line has {} fields ({}), this one {}{}'.format(
-            version, len(fields), ', '.join(fields), len(parts), _version_hint(parts, version)), line=number)
+            version, len(fields), ', '.join(fields), count, _version_hint(parts, version)), line=number)
     if version == 'v1.1' and not all(_is_int(parts[k]) for k in (2, 3)):     # skipped by K-Radar's loader too
-        skipped.append((number, 'id / prev_id not integers ({!r}, {!r})'.format(parts[2], parts[3])))
+        skipped.append((number, 'id / prev_id not integers ({!r}, {!r})'.format(parts[2][:20], parts[3][:20])))
         return None
-    return _PARSERS[version](parts, path, number)
+    obj = _PARSERS[version](parts, path, number)
+    if obj.avail not in _AVAIL:
+        quirks.append(('visibility', number, obj.avail))
+    if obj.name not in _BENCHMARK:
+        quirks.append(('class', number, obj.name))
+    if not -180.0 <= obj.yaw_deg <= 180.0:
+        quirks.append(('yaw', number, None))
+    return obj
 
 
 def _is_int(text):
@@ -143,18 +195,20 @@ def _is_int(text):
 
 def parse_label_checked(lines, version, path):
     """:func:`parse_label` with every value checked (the first bad one raises)."""
-    header, body = _split_header(lines)
+    header, body, glued = _split_header(lines)
     indices, timestamp = _header(header, path)
-    objects, skipped = [], []
+    objects, skipped, quirks = [], [], [('glued_header', 1, None)] if glued else []
     for number, line in body:
-        obj = _checked_line(line, version, path, number, skipped)
+        obj = _checked_line(line, version, path, number, skipped, quirks)
         if obj is not None:
             objects.append(obj)
-    return LabelFile(path, version, indices, timestamp, objects, skipped)
+    return LabelFile(path, version, indices, timestamp, objects, skipped, quirks)
 
 
 _INF = float('inf')
+_MAX_FIELDS = max(len(f) for f in FIELDS.values())
 _AVAIL = frozenset(AVAIL)
+_BENCHMARK = frozenset(BENCHMARK_CLASSES)
 
 
 def _checked_avail(text):
@@ -179,9 +233,15 @@ _FAST = {
                                          float(p[5]), float(p[6]), float(p[7]), float(p[8]), float(p[9]),
                                          float(p[10]))),
 }
+#: the header as the real files write it, in one match (anything else takes the checking path of _header)
+_HEADER = re.compile(r'\*[^=,]*=([0-9]+)_([0-9]+)_([0-9]+)_([0-9]+)_([0-9]+) *, *timestamp=(.*?) *\Z')
 
 
 def _header(header, path):
+    match = _HEADER.match(header)
+    if match is not None:
+        values = match.groups()
+        return dict(zip(SENSORS, values[:5])), values[5]
     if not header.startswith('*') or '=' not in header:
         tool = (' (this is the header of K-Radar\'s labelling tool, uis/ui_labeling.py, which neither K-Radar\'s '
                 'loaders nor its released label files use)' if header.startswith('* radar idx:') else '')
@@ -224,12 +284,21 @@ def _integer(text, path, line, field, version):
 
 
 def _avail(text, path, line, version):
-    if text not in AVAIL:
-        hint = ' (an integer: is this a v1.0 file? pass --label-version v1.0)' if text.lstrip('-').isdigit() \
-            and version == 'v2.1' else ''
-        raise KRadarFileError(path, 'expected one of R, L, L1{}'.format(hint), line=line, field='avail',
-                              value=text)
+    """A visibility value as written: R, L, L1, or another token the real files carry (LL, LR, l), which
+    K-Radar's loader keeps too; an integer (a v1.0 file read as v2.1) or nothing is an error."""
+    if text in _AVAIL:
+        return text
+    integer = text.lstrip('-').isdigit()
+    if not text or integer or not _TOKEN.match(text):
+        hint = ' (an integer: is this a v1.0 file? pass --label-version v1.0)' if integer and version == 'v2.1' \
+            else ''
+        raise KRadarFileError(path, 'expected a visibility value such as R, L, L1{}'.format(hint), line=line,
+                              field='avail', value=text)
     return text
+
+
+#: a visibility value other than R/L/L1 that is kept: a short word (the real v2.1 has LL, LR and l)
+_TOKEN = re.compile(r'[A-Za-z][A-Za-z0-9_]{0,7}\Z')
 
 
 def _name(text, path, line):

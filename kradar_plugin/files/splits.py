@@ -2,6 +2,7 @@
 ``<seq>,<rdr>_<ldr64>.txt`` a line (K-Radar's have no trailing newline)."""
 import collections
 import os
+import re
 
 from .errors import KRadarFileError
 from .text import lines_of
@@ -11,29 +12,67 @@ SplitEntry.__doc__ = ("One frame of a split: ``sequence`` ('1'..'58'), ``label``
                       "'<seq>,<label>' (the infos' ``label_file``), ``number`` its line in the split file.")
 
 
-def read_split(path, sequences=None):
+def read_split(path, sequences=None, quirks=None):
     """The :class:`SplitEntry` list of a split file, in file order; ``sequences`` (a set of sequence names)
-    keeps only those."""
+    keeps only those. ``#`` lines are comments; a frame listed twice is kept once (as K-Radar's dictionary
+    keeps it); both are counted in ``quirks`` (a :class:`~.quirks.Quirks`) when given. Two entries glued on
+    one line (a list appended to one without a final newline) and anything else that is not
+    ``<seq>,<rdr>_<ldr64>.txt`` are a :class:`KRadarFileError` naming the line."""
     out = []
     seen = {}
+    name = os.path.basename(path)
     for number, line in enumerate(lines_of(path, 'split file'), 1):
         text = line.strip()
         if not text:
             continue
-        seq, sep, label = text.partition(',')
-        seq, label = seq.strip(), label.strip()
-        if not sep or not seq.isdigit() or not label.endswith('.txt') or '/' in label or '\\' in label:
-            raise KRadarFileError(path, 'expected "<seq>,<rdr>_<ldr64>.txt"', line=number, field='entry',
-                                  value=text)
-        seq = str(int(seq))
+        if text[0] == '#':
+            if quirks is not None:
+                quirks.add('split_comment', '{}:{}'.format(name, number))
+            continue
+        seq, label = _entry(text, path, number)
+        if sequences is not None and seq not in sequences:
+            continue
         key = (seq, label)
         if key in seen:
-            raise KRadarFileError(path, 'frame listed twice (first on line {})'.format(seen[key]), line=number,
-                                  field='entry', value=text)
+            if quirks is not None:
+                quirks.add('split_duplicate', '{}:{} (first on line {})'.format(name, number, seen[key]))
+            continue
         seen[key] = number
-        if sequences is None or seq in sequences:
-            out.append(SplitEntry(seq, label, '{},{}'.format(seq, label), number))
+        out.append(SplitEntry(seq, label, '{},{}'.format(seq, label), number))
     return out
+
+
+#: K-Radar's sequences are 1..58; a sequence number longer than this is not one (and int() stays cheap)
+MAX_SEQUENCE_DIGITS = 6
+#: a label file name longer than this is not one of K-Radar's ('<rdr>_<ldr64>.txt' has 15 characters)
+MAX_LABEL_NAME = 64
+_GLUED = re.compile(r'\.txt\s*[0-9]+\s*,')
+
+
+def _entry(text, path, number):
+    """(sequence, label file name) of one split line."""
+    seq, sep, label = text.partition(',')
+    seq, label = seq.strip(), label.strip()
+    if sep and _GLUED.search(label):
+        raise KRadarFileError(path, 'two entries glued on one line: a list was appended to one that had no final '
+                                    'newline (K-Radar\'s split lists have none); put a line break after ".txt"',
+                              line=number, field='entry', value=text)
+    if (not sep or not seq.isdigit() or len(seq) > MAX_SEQUENCE_DIGITS or not label.endswith('.txt')
+            or len(label) > MAX_LABEL_NAME or '/' in label or '\\' in label or ',' in label
+            or label.startswith('.')):
+        raise KRadarFileError(path, 'expected "<seq>,<rdr>_<ldr64>.txt"', line=number, field='entry',
+                              value=text)
+    return str(int(seq)), label
+
+
+def overlaps(lists):
+    """The frames listed in more than one split list: [(frame line, [(split name, line number), ...])] in the
+    order of the first list that has them; ``lists`` is {split name: [SplitEntry]}."""
+    where = collections.OrderedDict()
+    for name in sorted(lists):
+        for entry in lists[name]:
+            where.setdefault(entry.line, []).append((name, entry.number))
+    return [(line, places) for line, places in where.items() if len(places) > 1]
 
 
 def split_files(split_dir):
@@ -41,7 +80,7 @@ def split_files(split_dir):
     if not os.path.isdir(split_dir):
         raise KRadarFileError(split_dir, 'no such split folder' if not os.path.exists(split_dir)
                               else 'not a folder (give the folder holding train.txt / test.txt)')
-    names = sorted(n for n in os.listdir(split_dir) if n.endswith('.txt') and
+    names = sorted(n for n in os.listdir(split_dir) if n.endswith('.txt') and not n.startswith('.') and
                    os.path.isfile(os.path.join(split_dir, n)))
     if not names:
         raise KRadarFileError(split_dir, 'no split list (*.txt) in this folder')
@@ -57,6 +96,8 @@ def parse_sequences(text):
             continue
         lo, sep, hi = part.partition('-')
         try:
+            if len(lo.strip()) > MAX_SEQUENCE_DIGITS or len(hi.strip()) > MAX_SEQUENCE_DIGITS:
+                raise ValueError(part)
             first, last = int(lo), int(hi) if sep else int(lo)
         except ValueError:
             raise ValueError('--sequences {!r}: expected numbers and ranges such as 1-20 or 1,3,5-7'.format(text))

@@ -16,6 +16,7 @@ from .calibration import read_calibration
 from .description import read_description
 from .errors import KRadarFileError
 from .labels import normalize_version
+from .splits import MAX_SEQUENCE_DIGITS
 
 #: (archive folder, inner folder or None, sequence folder pattern) of the revised label versions
 REVISED = {
@@ -47,6 +48,10 @@ class KRadarTree(object):
                                       'dataset root is not a folder')
             for name in os.listdir(root):
                 if name.isdigit() and os.path.isdir(os.path.join(root, name)):
+                    if len(name) > MAX_SEQUENCE_DIGITS:
+                        raise KRadarFileError(os.path.join(root, name[:20] + '...'), 'a folder named by {} digits is '
+                                              'not a K-Radar sequence (1..58): move it out of the dataset '
+                                              'root'.format(len(name)))
                     seq = str(int(name))
                     if seq in found:
                         raise KRadarFileError(os.path.join(root, name), 'sequence {} is also in {}: give each '
@@ -62,18 +67,28 @@ class KRadarTree(object):
         archive, inner, pattern = REVISED[self.label_version]
         starts = [labels_dir] if labels_dir else list(self.roots) + [os.path.join(r, '..') for r in self.roots]
         if labels_dir and not os.path.isdir(labels_dir):
+            if os.path.isfile(labels_dir) and labels_dir.lower().endswith('.zip'):
+                raise KRadarFileError(labels_dir, '--labels-dir is a zip archive: unzip it (unzip {} -d <folder>) '
+                                      'and pass the folder'.format(os.path.basename(labels_dir)))
             raise KRadarFileError(labels_dir, 'no such labels folder' if not os.path.exists(labels_dir)
                                   else 'labels folder is not a folder')
         for start in starts:
             for cand in _candidates(start, archive, inner):
-                if os.path.isdir(cand) and any(os.path.isdir(os.path.join(cand, pattern.format(s)))
-                                               for s in self.sequences):
+                if os.path.isdir(cand) and not self._is_dataset_root(cand) and any(
+                        os.path.isdir(os.path.join(cand, pattern.format(s))) for s in self.sequences):
                     return cand
         where = labels_dir or ', '.join(self.roots)
-        raise KRadarFileError(where, '{} labels not found: expected {} with sequence folders ({}); unzip K-Radar\'s '
-                              'tools/revise_label/{}.zip and pass its folder as --labels-dir'.format(
-                                  self.label_version, '/'.join(p for p in (archive, inner) if p),
+        looked = 'in --labels-dir' if labels_dir else 'beside the dataset root(s) (no --labels-dir given)'
+        raise KRadarFileError(where, '{} labels not found {}: expected {} with sequence folders ({}); unzip '
+                              'K-Radar\'s tools/revise_label/{}.zip and pass its folder as --labels-dir'.format(
+                                  self.label_version, looked, '/'.join(p for p in (archive, inner) if p),
                                   pattern.format('<seq>'), archive))
+
+    def _is_dataset_root(self, folder):
+        """A folder whose sequence folders hold ``info_label``: the dataset itself, never a revised-label
+        folder (whose sequence folders are named alike for v2.0 and v2.1)."""
+        return any(os.path.isdir(os.path.join(folder, name, 'info_label')) for name in os.listdir(folder)
+                   if name.isdigit())
 
     def root_of(self, seq):
         """The folder of sequence ``seq``; KeyError-free: a missing sequence is a KRadarFileError."""
