@@ -10,6 +10,8 @@ compiled), best of ``--repeat``:
   the target is at most 3;
 * the same groups evaluated one by one from scratch (overlaps recomputed per group and threshold), as a
   text-file pipeline would;
+* ``KRadarEvaluator`` (what ``kradar-eval --conditions ... --score-threshold ...`` runs) at one threshold
+  (0.3) and at four (0.0 0.3 0.5 0.7: one table each): the ratio of four to one -- the target is at most 1.5;
 * K-Radar's own text-file path on a subset (``--kradar-frames``) when a K-Radar snapshot is available
   (``$KRADAR_REPO``, see tests/evaluation/_kradar_official.py): writing its per-condition KITTI files
   (gts, preds, desc, val.txt for 'all', the road, the time and the weather of each frame, per threshold)
@@ -139,6 +141,17 @@ def main(argv=None):
     print('one pooled evaluation:           {:7.3f} s'.format(pooled))
     print('conditional evaluation (all):    {:7.3f} s   ratio to pooled {:.2f} (target: <= 3)'.format(
         cond_s, cond_s / pooled))
+    from kradar_plugin.evaluation.evaluator import KRadarEvaluator, SideSet
+
+    def evaluator_run(thresholds):
+        evaluator = KRadarEvaluator(classes, proto, et, score_threshold=thresholds)
+        return evaluator.evaluate_sides([SideSet(gts, dts, None, conds)], frame_rule=True)
+
+    one_s, _ = _best(lambda: evaluator_run(0.3), args.repeat)
+    four_s, _ = _best(lambda: evaluator_run([0.0, 0.3, 0.5, 0.7]), args.repeat)
+    print('KRadarEvaluator, 1 threshold:    {:7.3f} s'.format(one_s))
+    print('KRadarEvaluator, 4 thresholds:   {:7.3f} s   ratio to 1 threshold {:.2f} (target: <= 1.5)'.format(
+        four_s, four_s / one_s))
     if not args.no_from_scratch:
         members = condition_groups(conds)
         start = time.perf_counter()

@@ -11,17 +11,22 @@ import sys
 
 from ..version import __version__
 from .evaluator import SideSet
+from .presets import PRESET_NAMES
 from .protocols import BENCHMARKS, PROTOCOL_NAMES
 
 
 def _parser():
     p = argparse.ArgumentParser(
         prog='kradar-eval',
-        description='K-Radar evaluation with the legacy (EchoFusion), kradar (K-Radar eval.py), revised '
-                    '(K-Radar eval_revised.py) or fixed protocol, on evaluator-layout annotation pickles or on an '
-                    'info pickle plus saved model results. One protocol prints its own table (EchoFusion\'s text '
-                    'for legacy); --protocol all prints one compact table with the four side by side; '
-                    '--conditions/--table/--bootstrap/--compare-* give K-Radar\'s per-condition paper tables.')
+        description='K-Radar evaluation with the legacy (EchoFusion), kradar (K-Radar eval.py), 4drmr (4DR-MR '
+                    'eval.py), revised (K-Radar eval_revised.py) or fixed protocol, or a paper\'s whole setting '
+                    '(--preset; --list-presets), on evaluator-layout annotation pickles, on an info pickle plus '
+                    'saved model results (optionally rescored against another K-Radar label version: '
+                    '--kradar-root), or on K-Radar\'s own prediction folders (--kitti-dir). One protocol prints '
+                    'its own table (EchoFusion\'s text for legacy); --protocol all prints one compact table with '
+                    'all side by side; --conditions/--table/--bootstrap/--compare-* give K-Radar\'s per-condition '
+                    'paper tables; several --score-threshold values give one table each. Every output ends with '
+                    'a "K-Radar scoring:" line that states how it was scored.')
     p.add_argument('--version', action='version', version='%(prog)s ' + __version__)
     p.add_argument('--gt-annos', help='pickle: list of per-frame GT dicts (EchoFusion format_anno layout)')
     p.add_argument('--dt-annos', help='pickle: list of per-frame detection dicts (same layout + score)')
@@ -32,7 +37,15 @@ def _parser():
                                        "preds/gts/desc); conditions from desc/")
     p.add_argument('--classes', nargs='+', default=None,
                    help="classes to evaluate (default: Sedan; the benchmark's with --benchmark)")
-    p.add_argument('--protocol', default='legacy', choices=list(PROTOCOL_NAMES) + ['all'])
+    p.add_argument('--protocol', default=None, choices=list(PROTOCOL_NAMES) + ['all'],
+                   help="legacy (EchoFusion's kradar_eval; the default), kradar (K-Radar eval.py: 11 points, "
+                        "z_center 1.0), 4drmr (4DR-MR eval.py: 11 points, z_center 0.5), revised (K-Radar "
+                        "eval_revised.py: 41 points, z_center 0.5), fixed (corrected), or all of them")
+    p.add_argument('--preset', choices=list(PRESET_NAMES),
+                   help='a published setting: protocol, region, classes, label version and confidence thresholds '
+                        'as the paper\'s config has them (options given beside it override it, and the output '
+                        'says so); see --list-presets')
+    p.add_argument('--list-presets', action='store_true', help='print what each preset fixes and its source')
     p.add_argument('--eval-types', nargs='+', default=['bbox', 'bev', '3d'], choices=['bbox', 'bev', '3d'])
     p.add_argument('--iou-mode', default='all', choices=['all', 'easy', 'mod', 'hard'],
                    help="IoU thresholds as EchoFusion's iou_mode: all (0.3 0.5 0.7), easy (0.3), mod (0.5), "
@@ -60,7 +73,9 @@ def _parser():
     g.add_argument('--conditions', help="per-frame conditions: a JSON list of {road_type, capture_time, climate"
                                         "[, sequence]} in the frames' order, or an info pickle (with --infos "
                                         "they come from the infos)")
-    g.add_argument('--score-threshold', type=float, help='keep detections with score > T (K-Radar: 0.3, 0.5, 0.7)')
+    g.add_argument('--score-threshold', type=float, nargs='+', metavar='T',
+                   help='keep detections with score > T (K-Radar: 0.3, 0.5, 0.7; 0.0 keeps every positive score); '
+                        'several values: one table per threshold, JSON keyed by threshold, matching done once')
     g.add_argument('--table', choices=['markdown', 'latex', 'csv'],
                    help="print K-Radar's paper table (Total and the seven weathers; AP3D and APBEV; #GT)")
     g.add_argument('--bootstrap', type=int, default=0, metavar='N',
@@ -101,8 +116,13 @@ def _evaluations(args):
         overrides['distance_edges'] = tuple(args.distance_edges)
     if args.benchmark:
         overrides['pcd_limit_range'] = BENCHMARKS[args.benchmark]['pcd_limit_range']
+    args.azimuth_range = None
+    if args.preset:
+        _apply_preset(args, overrides)
     if args.classes is None:
         args.classes = list(BENCHMARKS[args.benchmark]['classes']) if args.benchmark else ['Sedan']
+    if args.protocol is None:
+        args.protocol = 'legacy'
     names = list(PROTOCOL_NAMES) if args.protocol == 'all' else [args.protocol]
     annos_mode = args.gt_annos or args.dt_annos
     infos_mode = args.infos or args.results
@@ -125,7 +145,7 @@ def _evaluations(args):
         return _evaluate_kitti(args, names, overrides, make_bar)
     if not annos_mode:
         return _evaluate_results(args, names, overrides, make_bar)
-    _warn_label_version(args.benchmark, [None])
+    _warn_label_version(args, [None])
     fields = fields_read(names, args.iou_mode, args.eval_types, **overrides)
     from .load_options import limits
     gt, dt = read_checked(args.gt_annos, args.dt_annos, fields, meanwhile=lambda: warm_up(
@@ -135,9 +155,9 @@ def _evaluations(args):
     if args.compare_dt_annos:
         other = read_checked(args.gt_annos, args.compare_dt_annos, fields, trusted=args.trust_pickle,
                              limits=limits(args), export=args.export, what=('--gt-annos', '--compare-dt-annos'))[1]
-    if args.benchmark:
+    if args.benchmark or args.preset:
         region = overrides['pcd_limit_range']
-        gt, dt = in_region(gt, region), in_region(dt, region)
+        gt, dt = in_region(gt, region, args.azimuth_range), in_region(dt, region)
         other = in_region(other, region) if other is not None else None
     conditions = None
     if args.conditions:
@@ -147,10 +167,28 @@ def _evaluations(args):
                            frame_rule=True)
 
 
-def _warn_label_version(benchmark, versions):
-    """One ``kradar-eval: warning:`` line when the benchmark needs other labels (``label_versions``)."""
+def _apply_preset(args, overrides):
+    """Fill the options a preset fixes (protocol, classes, region, azimuth, thresholds) where the command line
+    gave none; the evaluator reports the options that differ from the preset's."""
+    from .presets import apply
+    chosen, _ = apply(args.preset, protocol=args.protocol, classes=tuple(args.classes) if args.classes else None,
+                      pcd_limit_range=overrides.get('pcd_limit_range'),
+                      score_thresholds=tuple(args.score_threshold) if args.score_threshold else None)
+    args.protocol = chosen['protocol']
+    args.classes = list(chosen['classes'])
+    args.score_threshold = list(chosen['score_thresholds']) if chosen['score_thresholds'] else None
+    overrides['pcd_limit_range'] = tuple(chosen['pcd_limit_range'])
+    args.azimuth_range = tuple(chosen['azimuth_range'])
+
+
+def _warn_label_version(args, versions):
+    """One ``kradar-eval: warning:`` line when the benchmark or preset needs other labels
+    (``label_versions``, ``presets.label_warning``)."""
     from .label_versions import benchmark_label_warning
-    message = benchmark_label_warning(benchmark, versions)
+    message = benchmark_label_warning(args.benchmark, versions)
+    if message is None and args.preset:
+        from .presets import label_warning
+        message = label_warning(args.preset, versions)
     if message:
         sys.stderr.write('kradar-eval: warning: {}\n'.format(message))
 
@@ -166,9 +204,10 @@ def _evaluate_kitti(args, names, overrides, make_bar):
     fields = fields_read(names, args.iou_mode, args.eval_types, **overrides)
     gt = check_columns('gt_annos', folder.gt[0], folder.gt[1], fields)
     dt = check_columns('dt_annos', folder.dt[0], folder.dt[1], fields)
-    if args.benchmark:
-        gt, dt = in_region(gt, overrides['pcd_limit_range']), in_region(dt, overrides['pcd_limit_range'])
-    _warn_label_version(args.benchmark, [None])
+    if args.benchmark or args.preset:
+        gt = in_region(gt, overrides['pcd_limit_range'], args.azimuth_range)
+        dt = in_region(dt, overrides['pcd_limit_range'])
+    _warn_label_version(args, [None])
     conditions = folder.conditions
     if args.conditions:
         from . import conditions as cond
@@ -184,13 +223,22 @@ def _evaluate_kitti(args, names, overrides, make_bar):
 def _evaluator(args, names, overrides):
     """The :class:`KRadarEvaluator` the arguments describe (the dataset evaluations use the same one)."""
     from .evaluator import KRadarEvaluator
-    settings = dict((k, v) for k, v in overrides.items() if k != 'pcd_limit_range')   # --benchmark's
-    return KRadarEvaluator(args.classes, names, args.eval_types, args.iou_mode, benchmark=args.benchmark,
-                           score_threshold=args.score_threshold, conditions=None, bootstrap=args.bootstrap,
-                           seed=args.seed, box_convention=args.box_convention, dt_z_is_bottom=args.dt_z_is_bottom,
-                           grouped=_grouped_mode(args) or None, kradar_root=args.kradar_root,
-                           label_version=args.label_version, labels_dir=args.labels_dir, only_r=args.only_r,
-                           **settings)
+    settings = dict((k, v) for k, v in overrides.items() if k != 'pcd_limit_range')   # --benchmark's / preset's
+    annotations = not (args.infos or args.results)
+    azimuth = args.azimuth_range
+    if annotations and azimuth is None:
+        azimuth = (-180.0, 180.0)   # annotation files: no azimuth filter is applied here (the fingerprint says so)
+    evaluator = KRadarEvaluator(
+        args.classes, names, args.eval_types, args.iou_mode, benchmark=args.benchmark,
+        pcd_limit_range=None if args.benchmark else overrides.get('pcd_limit_range'), azi_limit_range=azimuth,
+        score_threshold=args.score_threshold, conditions=None, bootstrap=args.bootstrap, seed=args.seed,
+        box_convention=args.box_convention, dt_z_is_bottom=args.dt_z_is_bottom, grouped=_grouped_mode(args) or None,
+        kradar_root=args.kradar_root, label_version=args.label_version, labels_dir=args.labels_dir,
+        only_r=args.only_r, preset=args.preset, **settings)
+    if annotations:
+        evaluator.region_filtered = bool(args.benchmark or args.preset)
+    args.evaluator = evaluator
+    return evaluator
 
 
 def _evaluate_sides(args, names, overrides, inputs, make_bar, frame_rule, evaluator=None):
@@ -228,7 +276,8 @@ def _evaluate_results(args, names, overrides, make_bar):
                                             ('--results', args.results, results_of('--results', args.results))),
                                            meanwhile=lambda: warm_up(protos, args.iou_mode, args.eval_types),
                                            trusted=args.trust_pickle, limits=limits(args))
-    _warn_label_version(args.benchmark, versions)
+    _warn_label_version(args, versions)
+    evaluator.label_versions = versions
     if args.conditions:
         rows = cond.load(args.conditions, gt.n_frames, trusted=args.trust_pickle, limits=limits(args))
     if gt.n_frames != dt.n_frames:
@@ -248,6 +297,10 @@ def _evaluate_results(args, names, overrides, make_bar):
 def main(argv=None):
     args = _parser().parse_args(argv)
     from . import report
+    if args.list_presets:
+        from .presets import list_text
+        sys.stdout.write(list_text())
+        return 0
     try:
         if args.plot_dir:
             try:
@@ -262,21 +315,7 @@ def main(argv=None):
         sys.stderr.write('kradar-eval: error: {}: {} (unexpected; please report it with the command line)\n'.format(
             type(exc).__name__, ' '.join(str(exc).split())[:500]))
         return 2
-    if len(evaluations) == 1 or args.full:   # a single protocol: its own table, as the dataset logs it
-        for ev in evaluations:
-            sys.stdout.write('=== protocol: {} ===\n{}\n'.format(ev.protocol.name, ev.result_str))
-    if len(evaluations) > 1 or args.full:
-        sys.stdout.write(report.compact_table(evaluations))
-    if grouped is not None and args.table:
-        from .tables import render
-        for ev in evaluations:
-            groups = grouped[ev.protocol.name]
-            sys.stdout.write('=== {} protocol, per condition{} ===\n'.format(
-                ev.protocol.name, '' if args.score_threshold is None else
-                ', detections with score > {:g}'.format(args.score_threshold)))
-            sys.stdout.write(render(groups, args.classes, ev.ious, args.table))
-            if args.compare_dt_annos or args.compare_results:
-                sys.stdout.write(render(groups, args.classes, ev.ious, args.table, delta=True))
+    _print_tables(args, evaluations, grouped)
     if args.json:
         _write_json(args, evaluations, grouped)
     if args.plot_dir:
@@ -289,21 +328,76 @@ def main(argv=None):
     return 0
 
 
-def _write_json(args, evaluations, grouped):
+def _print_tables(args, evaluations, grouped):
+    """The text tables: per confidence threshold, each protocol's own table (one protocol, or --full), the
+    compact table (several), the paper tables (--table); each closed by its scoring fingerprint."""
     from . import report
+    evaluator = args.evaluator
+    thresholds = evaluator.score_thresholds
+    several = len(thresholds) > 1
+    for n_t, threshold in enumerate(thresholds):
+        evs = evaluator.evaluations_at[n_t] if several else evaluations
+        groups_t = evaluator.groups_at[n_t] if several and evaluator.groups_at else grouped
+        at = '' if not several else ', {}'.format(report.threshold_text(threshold).replace(
+            'score >', 'detections with score >'))
+        if len(evs) == 1 or args.full:   # a single protocol: its own table, as the dataset logs it
+            for ev in evs:
+                sys.stdout.write('=== protocol: {}{} ===\n{}\n{}\n'.format(
+                    ev.protocol.name, at, ev.result_str, evaluator.fingerprint(ev.protocol, threshold)))
+        if len(evs) > 1 or args.full:
+            if several:
+                sys.stdout.write('=== {} ===\n'.format(report.threshold_text(threshold)))
+            sys.stdout.write(report.compact_table(evs))
+            sys.stdout.write(''.join(evaluator.fingerprint(ev.protocol, threshold) + '\n' for ev in evs))
+        if groups_t is not None and args.table:
+            from .tables import render
+            for ev in evs:
+                groups = groups_t[ev.protocol.name]
+                caption = evaluator.fingerprint(ev.protocol, threshold)
+                sys.stdout.write('=== {} protocol, per condition{} ===\n'.format(
+                    ev.protocol.name, '' if threshold is None else
+                    ', detections with score > {:g}'.format(threshold)))
+                sys.stdout.write(render(groups, args.classes, ev.ious, args.table, caption=caption))
+                if args.compare_dt_annos or args.compare_results:
+                    sys.stdout.write(render(groups, args.classes, ev.ious, args.table, delta=True, caption=caption))
+
+
+def _json_payload(args, evaluations, grouped, threshold):
+    """The ``--json`` object of one confidence threshold."""
+    from . import report
+    evaluator = args.evaluator
     if len(evaluations) == 1:
         name = evaluations[0].protocol.name
-        payload = {'protocol': name, 'metrics': report.json_metrics(evaluations[0])}
+        payload = {'protocol': name, 'metrics': report.json_metrics(evaluations[0]),
+                   'fingerprint': evaluator.fingerprint(evaluations[0].protocol, threshold)}
         if grouped is not None:
             payload['groups'] = grouped[name]
             payload['metrics'] = grouped[name]['total']['metrics']
     else:
         payload = {'protocol': 'all',
-                   'metrics': dict((ev.protocol.name, report.json_metrics(ev)) for ev in evaluations)}
+                   'metrics': dict((ev.protocol.name, report.json_metrics(ev)) for ev in evaluations),
+                   'fingerprint': dict((ev.protocol.name, evaluator.fingerprint(ev.protocol, threshold))
+                                       for ev in evaluations)}
         if grouped is not None:
             payload['groups'] = grouped
-    if args.score_threshold is not None:
-        payload['score_threshold'] = args.score_threshold
+    if threshold is not None:
+        payload['score_threshold'] = threshold
+    return payload
+
+
+def _write_json(args, evaluations, grouped):
+    """The first threshold's payload at the top level (as with one threshold); with several, every one's
+    under ``score_thresholds`` keyed as K-Radar names its folders ('0.3')."""
+    evaluator = args.evaluator
+    thresholds = evaluator.score_thresholds
+    payload = _json_payload(args, evaluations, grouped, thresholds[0])
+    if evaluator.preset:
+        payload['preset'] = evaluator.preset
+        payload['preset_overrides'] = list(evaluator.preset_overrides)
+    if len(thresholds) > 1:
+        payload['score_thresholds'] = dict(
+            (str(t), _json_payload(args, evaluator.evaluations_at[n], evaluator.groups_at[n]
+                                   if evaluator.groups_at else None, t)) for n, t in enumerate(thresholds))
     directory = os.path.dirname(os.path.abspath(args.json))
     if not os.path.isdir(directory):
         os.makedirs(directory)

@@ -13,6 +13,8 @@ evaluation needs around it.
 """
 import collections
 
+import numpy as np
+
 from .kradar_eval import DEFAULT_EVAL_TYPES, evaluate_prepared, fields_read, prepare
 from .protocols import BENCHMARKS, Protocol, get_protocol
 
@@ -41,13 +43,33 @@ class KRadarEvaluator(object):
     conditions are read from K-Radar's label files of that version for the infos' frames (joined by
     ``annos['label_file']``, ``kradar_plugin.files.relabel``); other keywords: protocol settings
     (``distance_edges=...``). ``benchmark='v2'`` on labels not recorded as v2.0/v2.1 warns once
-    (``label_versions``).
+    (``label_versions``). ``score_threshold`` may be a list (K-Radar's pipeline runs 0.3, 0.5, 0.7): matching
+    runs once, ``groups_at`` / ``evaluations_at`` hold one entry per threshold, the first is the headline.
+    ``preset`` (a name of ``presets.PRESETS``): the protocol, region, classes and thresholds of a published
+    setting; arguments given beside it (not None) override it and ``preset_overrides`` says which.
     """
 
-    def __init__(self, classes, protocol='legacy', eval_types=DEFAULT_EVAL_TYPES, iou_mode='all', benchmark=None,
+    def __init__(self, classes=None, protocol=None, eval_types=DEFAULT_EVAL_TYPES, iou_mode='all', benchmark=None,
                  pcd_limit_range=None, azi_limit_range=None, score_threshold=None, conditions='auto', bootstrap=0,
                  seed=0, box_convention=None, dt_z_is_bottom=False, grouped=None, kradar_root=None,
-                 label_version=None, labels_dir=None, only_r=False, **protocol_overrides):
+                 label_version=None, labels_dir=None, only_r=False, preset=None, **protocol_overrides):
+        self.preset = None
+        self.preset_overrides = []
+        if preset is not None:
+            from .presets import apply, get_preset
+            self.preset = get_preset(preset).name
+            chosen, self.preset_overrides = apply(
+                preset, protocol=protocol, classes=None if classes is None else tuple(classes),
+                pcd_limit_range=BENCHMARKS[benchmark]['pcd_limit_range'] if benchmark in BENCHMARKS else
+                pcd_limit_range, azimuth_range=azi_limit_range, score_thresholds=_thresholds(score_threshold))
+            protocol, classes = chosen['protocol'], chosen['classes']
+            score_threshold = chosen['score_thresholds']
+            if benchmark is None:
+                pcd_limit_range = chosen['pcd_limit_range']
+            azi_limit_range = chosen['azimuth_range']
+        if classes is None:
+            classes = BENCHMARKS[benchmark]['classes'] if benchmark in BENCHMARKS else ('Sedan',)
+        protocol = 'legacy' if protocol is None else protocol
         if benchmark is not None and benchmark not in BENCHMARKS:
             raise ValueError('benchmark={!r}: K-Radar benchmarks are {}'.format(benchmark, sorted(BENCHMARKS)))
         if int(bootstrap) < 0:
@@ -59,7 +81,13 @@ class KRadarEvaluator(object):
         self.benchmark = benchmark
         self.pcd_limit_range = None if pcd_limit_range is None else tuple(float(v) for v in pcd_limit_range)
         self.azi_limit_range = None if azi_limit_range is None else tuple(float(v) for v in azi_limit_range)
-        self.score_threshold = None if score_threshold is None else float(score_threshold)
+        #: every confidence threshold asked for (None: every detection); ``score_threshold`` is the first
+        self.score_thresholds = _thresholds(score_threshold) or (None,)
+        self.score_threshold = self.score_thresholds[0]
+        #: the label versions the GT records (set by :meth:`gt_infos` and the CLI); None: not known
+        self.label_versions = None
+        #: whether the protocol's region was applied to the inputs (False: annotation files used as given)
+        self.region_filtered = True
         self.conditions = conditions
         self.bootstrap = int(bootstrap)
         self.seed = int(seed)
@@ -77,7 +105,9 @@ class KRadarEvaluator(object):
         self.protocol_overrides = dict(protocol_overrides)
         self.protocols = [self._build(p) for p in (protocol if isinstance(protocol, (list, tuple)) else [protocol])]
         self.evaluations = []
+        self.evaluations_at = None
         self.groups = None
+        self.groups_at = None
         self.group_error = None
         self.reset()
 
@@ -140,13 +170,24 @@ class KRadarEvaluator(object):
         """``infos`` with the GT this evaluator scores against: relabelled from ``kradar_root`` when given;
         warns once when the benchmark is defined on other labels than the infos record."""
         import warnings
-        from .label_versions import benchmark_label_warning, label_versions
+        from .label_versions import label_versions
         infos = self.relabelled(infos, 'the dataset\'s infos')
-        message = benchmark_label_warning(self.benchmark, label_versions(infos))
+        self.label_versions = label_versions(infos)
+        message = self.label_warning(self.label_versions)
         if message:
             from .label_versions import LabelVersionWarning
             warnings.warn(message, LabelVersionWarning)
         return infos
+
+    def label_warning(self, versions):
+        """The one-line warning when the benchmark or preset is defined on other labels than ``versions``
+        (the versions the infos record), or None."""
+        from .label_versions import benchmark_label_warning
+        message = benchmark_label_warning(self.benchmark, versions)
+        if message is None and self.preset is not None:
+            from .presets import label_warning
+            message = label_warning(self.preset, versions)
+        return message
 
     def relabelled(self, infos, what):
         """``infos`` with K-Radar's ``label_version`` labels and conditions from ``kradar_root``
@@ -186,7 +227,10 @@ class KRadarEvaluator(object):
         from .grouped import Grouped
         self.group_error = None
         shared = len(inputs) == 1
+        thresholds = list(self.score_thresholds)
         evaluations, groups = [], {}
+        groups_at = [{} for _ in thresholds]
+        at = [[] for _ in thresholds]
         side = both = None
         for n, proto in enumerate(self.protocols):
             gt, dt, other, rows = inputs[0 if shared else n]
@@ -197,22 +241,50 @@ class KRadarEvaluator(object):
             bar = progress(side.frames.n_frames) if progress is not None else None
             evaluations.extend(evaluate_prepared(side, self.classes, [proto], self.eval_types, progress=bar,
                                                  frame_rule=frame_rule, score_threshold=self.score_threshold))
+            if len(thresholds) > 1:   # every threshold from the event table the groups use: matching once
+                table = both.tables(proto, self.classes, self._group_types(proto))[0]
+                for n_t, ev in enumerate(table.evaluate_at(table.frame_weights(np.arange(table.n_frames)),
+                                                           thresholds)):
+                    from .report import result_string
+                    ev.result_str = result_string(ev)
+                    at[n_t].append(ev)
             if self._grouped(rows, other):
                 try:
-                    groups[proto.name] = both.groups(proto, self.classes, rows, self.score_threshold,
-                                                     self._group_types(proto), self.bootstrap, self.seed)
+                    per_threshold = both.groups_at(proto, self.classes, rows, thresholds, self._group_types(proto),
+                                                   self.bootstrap, self.seed)
+                    for n_t, one in enumerate(per_threshold):
+                        groups_at[n_t][proto.name] = one
+                    groups[proto.name] = per_threshold[0]
                 except Exception as exc:  # noqa: BLE001 - see below
                     if self.conditions != 'auto' or self.grouped or other is not None:
                         raise
                     # conditions found in the infos are extra: the metrics stand, the caller says why no table
                     self.group_error = exc
         self.evaluations = evaluations
+        self.evaluations_at = at if len(thresholds) > 1 else [evaluations]
         self.groups = groups or None
+        self.groups_at = [g or None for g in groups_at] if groups else None
         return evaluations, self.groups
 
     def _grouped(self, rows, other):
         return (bool(self.grouped) or rows is not None or other is not None or bool(self.bootstrap)
-                or self.score_threshold is not None)
+                or self.score_threshold is not None or len(self.score_thresholds) > 1)
+
+    def fingerprint(self, proto=None, score_threshold=None):
+        """The one-line scoring statement (``report.fingerprint``) of ``proto`` (default: the first protocol)
+        at ``score_threshold`` (default: the first), with the recorded label version and the preset."""
+        from .report import fingerprint
+        proto = self.protocols[0] if proto is None else proto
+        versions = [v for v in (self.label_versions or []) if v is not None]
+        if self.label_versions and None in self.label_versions:
+            versions.append('unknown')
+        label = '/'.join(versions) if versions else (
+            self.label_version if self.kradar_root and self.label_version else None)
+        preset = self.preset
+        if preset and self.preset_overrides:
+            preset = '{} with {}'.format(preset, ', '.join(self.preset_overrides))
+        threshold = self.score_threshold if score_threshold is None else score_threshold
+        return fingerprint(proto, self.classes, threshold, label, preset, self.region_filtered)
 
     def _group_types(self, proto):
         """Group metrics carry the ``--json`` keys: 2D only where the protocol reports it."""
@@ -225,7 +297,8 @@ class KRadarEvaluator(object):
         if not self.groups:
             return None
         proto = self.protocols[0]
-        return render(self.groups[proto.name], self.classes, proto.iou_thresholds, fmt, delta=delta)
+        return render(self.groups[proto.name], self.classes, proto.iou_thresholds, fmt, delta=delta,
+                      caption=self.fingerprint(proto))
 
     # ---- save / restore / repeat offline ----
     def settings(self):
@@ -236,12 +309,13 @@ class KRadarEvaluator(object):
                 'eval_types': list(self.eval_types), 'iou_mode': self.iou_mode, 'benchmark': self.benchmark,
                 'pcd_limit_range': list(self.pcd_limit_range) if self.pcd_limit_range is not None else None,
                 'azi_limit_range': list(self.azi_limit_range) if self.azi_limit_range is not None else None,
-                'score_threshold': self.score_threshold,
+                'score_threshold': (self.score_threshold if len(self.score_thresholds) == 1
+                                    else list(self.score_thresholds)),
                 'conditions': self.conditions if isinstance(self.conditions, str) else None,
                 'bootstrap': self.bootstrap, 'seed': self.seed, 'box_convention': self.box_convention,
                 'dt_z_is_bottom': self.dt_z_is_bottom, 'grouped': self.grouped,
                 'kradar_root': self.kradar_root, 'label_version': self.label_version,
-                'labels_dir': self.labels_dir, 'only_r': self.only_r,
+                'labels_dir': self.labels_dir, 'only_r': self.only_r, 'preset': self.preset,
                 'protocol_overrides': dict(self.protocol_overrides)}
 
     @classmethod
@@ -254,14 +328,18 @@ class KRadarEvaluator(object):
         """The ``kradar-eval`` line that repeats this evaluation on saved files (every value shell-quoted), or
         None when a setting has no option (protocol overrides, a non-default ROI, explicit condition rows)."""
         from kradar_plugin.evaluation.inputs.box_convention import resolve_box_convention
+        from .presets import get_preset
         from .protocols import ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE
         if self.protocol_overrides or not isinstance(self.conditions, (str, type(None))) or any(
                 isinstance(p, Protocol) for p in (self.protocol if isinstance(self.protocol, (list, tuple))
                                                   else [self.protocol])):
             return None
-        if self.pcd_limit_range not in (None, tuple(ECHOFUSION_PCD_LIMIT_RANGE)) and not self.benchmark:
+        preset = get_preset(self.preset) if self.preset else None
+        region = (None, tuple(ECHOFUSION_PCD_LIMIT_RANGE)) + ((tuple(preset.pcd_limit_range),) if preset else ())
+        azimuth = (None, tuple(ECHOFUSION_AZIMUTH_RANGE)) + ((tuple(preset.azimuth_range),) if preset else ())
+        if self.pcd_limit_range not in region and not self.benchmark:
             return None
-        if self.azi_limit_range not in (None, tuple(ECHOFUSION_AZIMUTH_RANGE)):
+        if self.azi_limit_range not in azimuth:   # --preset sets its own; EchoFusion's is the default
             return None
         names = [p.name for p in self.protocols]
         parts = ['kradar-eval', '--infos', infos_path, '--results', results_path, '--classes'] + list(self.classes)
@@ -270,8 +348,10 @@ class KRadarEvaluator(object):
             parts += ['--iou-mode', self.iou_mode]
         if self.benchmark:
             parts += ['--benchmark', self.benchmark]
-        if self.score_threshold is not None:
-            parts += ['--score-threshold', '{!r}'.format(self.score_threshold)]
+        if self.preset:
+            parts += ['--preset', self.preset]
+        if self.score_thresholds != (None,):
+            parts += ['--score-threshold'] + ['{!r}'.format(t) for t in self.score_thresholds]
         if self.bootstrap:
             parts += ['--bootstrap', str(self.bootstrap), '--seed', str(self.seed)]
         parts.append('--box-convention={}'.format(resolve_box_convention(self.box_convention)))
@@ -298,6 +378,11 @@ class KRadarEvaluator(object):
         return 'INFO', 'K-Radar evaluation of {} per condition ({} protocol):\n{}'.format(
             branch, self.protocols[0].name, table)
 
+    def fingerprint_log(self, branch):
+        """``(level, message)``: the log line stating the scoring of ``branch``'s metrics (and any preset
+        option overridden), for every adapter to log once per evaluation."""
+        return 'INFO', '{}: {}'.format(branch, self.fingerprint())
+
     @staticmethod
     def load_infos(path, what='ann_file', trusted=False):
         """The per-frame info list of a pickle (or ``.npz``) a user names, read under the untrusted-file policy
@@ -309,6 +394,20 @@ class KRadarEvaluator(object):
             return info_list(safe_load.read_one(path, what, trusted=trusted))
         except ValueError as exc:
             raise ValueError('{}: {}'.format(path, exc))
+
+
+def _thresholds(value):
+    """A tuple of confidence thresholds (floats, None for 'every detection') from one value or a list;
+    None when ``value`` is None."""
+    if value is None:
+        return None
+    values = list(value) if isinstance(value, (list, tuple)) else [value]
+    if not values:
+        raise ValueError('score_threshold: an empty list; give at least one threshold or None')
+    out = tuple(None if v is None else float(v) for v in values)
+    if len(set(out)) != len(out):
+        raise ValueError('score_threshold {}: a threshold is repeated'.format(list(out)))
+    return out
 
 
 def flatten_metrics(metrics, branch):

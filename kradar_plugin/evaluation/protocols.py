@@ -1,9 +1,11 @@
 """The one table of named K-Radar evaluation protocols.
 
 Every difference between ``legacy`` (EchoFusion's ``kradar_eval``), ``kradar`` (K-Radar's own
-``utils/kitti_eval/eval.py``), ``revised`` (K-Radar ``eval_revised.py``) and ``fixed`` (our corrected
-protocol) is a field of :class:`Protocol`; the rest of the evaluator reads these fields and never tests a
-protocol's name. ``BENCHMARKS`` holds K-Radar v1.0 / v2.0's region and classes.
+``utils/kitti_eval/eval.py``), ``4drmr`` (kaist-avelab/4DR-MR's ``utils/kitti_eval/eval.py``), ``revised``
+(K-Radar ``eval_revised.py``) and ``fixed`` (our corrected protocol) is a field of :class:`Protocol`; the rest
+of the evaluator reads these fields and never tests a protocol's name. ``BENCHMARKS`` holds K-Radar v1.0 /
+v2.0's region and classes; ``presets.py`` bundles a protocol with a paper's region, classes, labels and
+confidence thresholds.
 """
 import math
 
@@ -178,7 +180,18 @@ PROTOCOLS['kradar'] = PROTOCOLS['legacy'].replace(
     description="K-Radar eval.py: 41 thresholds, 11-point average, bottom-origin height, yaw without -pi/2, "
                 "KITTI difficulty columns, no ignored neighbour class, frames without GT dropped")
 
-PROTOCOL_NAMES = ('legacy', 'kradar', 'revised', 'fixed')
+# 4DR-MR (kaist-avelab/4DR-MR @e7aac90, utils/kitti_eval/eval.py, called by its pipelines'
+# validate_kitti_conditional): K-Radar's eval.py with one line changed, get_official_eval_result's default
+# z_center=0.5 instead of 1.0 -- still the 11-of-41 average, unlike eval_revised.py's 41 points
+PROTOCOLS['4drmr'] = PROTOCOLS['kradar'].replace(
+    name='4drmr', z_center=0.5,
+    description="4DR-MR's eval.py (K-Radar eval.py with z_center 0.5): 41 thresholds, 11-point average, "
+                "centre-origin height, yaw without -pi/2, KITTI difficulty columns, no ignored neighbour class, "
+                "frames without GT dropped")
+
+#: every protocol of the table, in the order ``--protocol all`` evaluates them (``fixed`` last: the compact
+#: table's difference column is the last minus the first)
+PROTOCOL_NAMES = ('legacy', 'kradar', '4drmr', 'revised', 'fixed')
 
 #: K-Radar's benchmarks: the region of interest (x_min, y_min, z_min, x_max, y_max, z_max, metres) and the
 #: classes its tables report; combinable with every protocol.

@@ -247,3 +247,44 @@ def save_overviews(ev, out_dir, groups=None):
         fig.clf()
         paths.append(path)
     return paths
+
+
+#: how each ``Protocol.interpolation`` reads its AP points (the fingerprint's wording)
+AP_POINTS = {'11of41': '11 points (every 4th of 41)', 'all41': '41 points (recall 0 included, /41)',
+             'r40': '40 points (R40)'}
+#: ``Protocol.drop_frames_without_gt`` -> the frame rule's wording
+FRAME_RULES = {True: 'without GT dropped', False: 'all kept'}
+
+
+def threshold_text(score_threshold):
+    """``'score > 0.3'``, or ``'every detection'`` for None."""
+    return 'every detection' if score_threshold is None else 'score > {:g}'.format(float(score_threshold))
+
+
+def fingerprint_fields(proto, classes, score_threshold=None, label_version=None, preset=None, region=True):
+    """The scoring of an evaluation as ordered (name, text) pairs (see :func:`fingerprint`)."""
+    from .presets import azimuth_text
+    ignored = ['{} ignored for {}'.format(b, a) for a, b in proto.similar_classes if a in classes]
+    if region:
+        r = proto.pcd_limit_range
+        where = 'x {:g}..{:g}, y {:g}..{:g}, z {:g}..{:g} m, azimuth {}{}'.format(
+            r[0], r[3], r[1], r[4], r[2], r[5], azimuth_text(proto.azimuth_range),
+            '' if proto.dt_azimuth_filter else ' (GT)')
+    else:
+        where = 'as given (not filtered here)'
+    return (('protocol', proto.name), ('AP', AP_POINTS[proto.interpolation]),
+            ('z_center', str(float(proto.z_center))),
+            ('IoU', '/'.join('{:g}'.format(v) for v in proto.iou_thresholds)), ('region', where),
+            ('classes', '{} ({})'.format(', '.join(classes), '; '.join(ignored) or 'no ignored class')),
+            ('frames', FRAME_RULES[bool(proto.drop_frames_without_gt)]),
+            ('confidence', threshold_text(score_threshold)),
+            ('labels', label_version or 'unknown'), ('preset', preset or 'none'))
+
+
+def fingerprint(proto, classes, score_threshold=None, label_version=None, preset=None, region=True):
+    """One line stating how the numbers were scored, to paste into a caption: protocol, AP points, z_center,
+    IoU thresholds, region (``region``: False when the inputs were not filtered here), classes and the class
+    rule, the frame rule, the confidence threshold, the label version (``unknown`` when not recorded) and the
+    preset."""
+    return 'K-Radar scoring: ' + '; '.join('{} {}'.format(k, v) for k, v in fingerprint_fields(
+        proto, classes, score_threshold, label_version, preset, region))

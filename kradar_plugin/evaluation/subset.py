@@ -79,17 +79,20 @@ def frames_with_gt(frames, classes):
     return np.bincount(gt_frame[rows], minlength=frames.n_frames) > 0
 
 
-def in_region(side, pcd_limit_range):
+def in_region(side, pcd_limit_range, azimuth_range=None):
     """A checked annotation side (``validation.CheckedSide``) keeping the objects whose centre lies strictly
     inside a benchmark's region ``(x_min, y_min, z_min, x_max, y_max, z_max)`` (K-Radar's label filter and
     EchoFusion's compare with ``>`` and ``<``), in K-Radar's frame (x, y, z) = (location[2], location[0],
-    location[1]) of the evaluator layout."""
+    location[1]) of the evaluator layout, and, with ``azimuth_range`` (degrees), strictly inside it."""
     from .validation import check_columns
     loc = side.data['location']
     lo = np.asarray(pcd_limit_range[:3], dtype=np.float64)
     hi = np.asarray(pcd_limit_range[3:], dtype=np.float64)
     xyz = loc[:, [2, 0, 1]]
     keep = np.all((xyz > lo) & (xyz < hi), axis=1)
+    if azimuth_range is not None:
+        az = np.degrees(np.arctan2(xyz[:, 1], xyz[:, 0]))
+        keep &= (az > float(azimuth_range[0])) & (az < float(azimuth_range[1]))
     owner = np.repeat(np.arange(side.n_frames, dtype=np.int64), np.diff(side.offsets))
     offsets = _offsets(np.bincount(owner[keep], minlength=side.n_frames))
     data = dict((key, value[keep]) for key, value in side.data.items())

@@ -2,7 +2,9 @@
 LightSnow | HeavySnow``, an AP3D and an APBEV block with one row per class, at each chosen IoU, as Markdown,
 LaTeX or CSV. A weather with no frame, or a class without GT in it, prints N/A; a ``#GT`` block gives the
 counts. With a comparison, cells show B - A and, with a bootstrap, its 95% interval; a group recorded in
-fewer than two sequences has no interval and shows its count instead (``43.86 (1 seq)``).
+fewer than two sequences has no interval and shows its count instead (``43.86 (1 seq)``). A ``caption``
+(the scoring fingerprint, ``report.fingerprint``) heads the tables: a paragraph in Markdown, a ``%`` comment
+in LaTeX, a ``#`` line in CSV.
 """
 from .conditions import WEATHER, WEATHER_TITLES
 
@@ -42,11 +44,15 @@ def rows(groups, classes, iou, delta=False):
     return header, body
 
 
-def render(groups, classes, ious, fmt='markdown', delta=False):
-    """The tables (one per IoU) in ``fmt``."""
+#: how each format carries the caption line
+CAPTIONS = {'markdown': '{}\n', 'latex': '% {}', 'csv': '# {}'}
+
+
+def render(groups, classes, ious, fmt='markdown', delta=False, caption=None):
+    """The tables (one per IoU) in ``fmt``, headed by ``caption`` when given."""
     if fmt not in FORMATS:
         raise ValueError('table format {!r}: choose one of {}'.format(fmt, FORMATS))
-    parts = []
+    parts = [CAPTIONS[fmt].format(' '.join(caption.split()))] if caption else []
     for iou in ious:
         header, body = rows(groups, classes, iou, delta)
         parts.append(_FORMATTERS[fmt](header, body))

@@ -9,8 +9,11 @@ from kradar_plugin.evaluation import ap
 
 
 def test_table_settings():
-    assert PROTOCOL_NAMES == ('legacy', 'kradar', 'revised', 'fixed')
-    legacy, kradar, revised, fixed = (PROTOCOLS[n] for n in PROTOCOL_NAMES)
+    assert PROTOCOL_NAMES == ('legacy', 'kradar', '4drmr', 'revised', 'fixed')
+    legacy, kradar, drmr, revised, fixed = (PROTOCOLS[n] for n in PROTOCOL_NAMES)
+    # 4DR-MR's eval.py: K-Radar's eval.py with z_center 0.5 (still 11 of 41 points, unlike eval_revised.py)
+    assert drmr.replace(name='kradar', description=kradar.description, z_center=1.0) == kradar
+    assert (drmr.interpolation, drmr.z_center) == ('11of41', 0.5)
     # K-Radar's eval.py: legacy's geometry and interpolation without EchoFusion's ignored neighbour class
     assert kradar.replace(name='legacy', description=legacy.description, similar_classes=legacy.similar_classes,
                           echofusion_keys=True) == legacy and kradar.similar_classes == ()

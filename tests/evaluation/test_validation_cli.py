@@ -175,21 +175,27 @@ def test_cli_end_to_end(tmp_path):
         assert proc.returncode == 2 and '--plot-dir needs matplotlib' in proc.stderr
     proc = _run_cli(base + (['--plot-dir', plots] if has_mpl else []), str(tmp_path))
     assert proc.returncode == 0, proc.stderr
-    # one compact table: legacy, kradar, revised, fixed and fixed - legacy side by side, then fixed by distance
+    # one compact table: legacy, kradar, 4drmr, revised, fixed and fixed - legacy side by side, then fixed by
+    # distance, then one scoring line per protocol
     lines = proc.stdout.splitlines()
     assert 'fixed - legacy' in lines[1] and '=== protocol' not in proc.stdout
     # 2 GT, two TPs; the FP (0.99) is in the frame without GT: legacy, kradar and revised drop that frame
     # (K-Radar's pipeline never writes it), so precision is 1 at both thresholds: 11-of-41 reads 1 of 11
     # points, 100 / 11 = 9.09; revised averages the 2 of 41 filled points, 100 * 2 / 41 = 4.88. fixed keeps
-    # the frame: the FP ranks first, R40 precision 2/3 = 66.67 at every IoU
+    # the frame: the FP ranks first, R40 precision 2/3 = 66.67 at every IoU; 4drmr is kradar's 11 points
     row = [l for l in lines if l.startswith('Sedan bev')][0]
-    cells = [c.split() for c in row.split('|')[1:6]]
-    assert cells[0] == ['9.09'] * 3 and cells[1] == ['9.09'] * 3 and cells[2] == ['4.88'] * 3
-    assert cells[3] == ['66.67'] * 3 and cells[4] == ['+57.58'] * 3
+    cells = [c.split() for c in row.split('|')[1:7]]
+    assert cells[0] == ['9.09'] * 3 and cells[1] == ['9.09'] * 3 and cells[2] == ['9.09'] * 3
+    assert cells[3] == ['4.88'] * 3 and cells[4] == ['66.67'] * 3 and cells[5] == ['+57.58'] * 3
+    scoring = [l for l in lines if l.startswith('K-Radar scoring: protocol ')]
+    assert [l.split(';')[0].split()[-1] for l in scoring] == ['legacy', 'kradar', '4drmr', 'revised', 'fixed']
+    assert 'z_center 0.5' in scoring[2] and 'AP 11 points' in scoring[2] and 'labels unknown' in scoring[2]
+    assert 'region as given (not filtered here)' in scoring[0] and 'confidence every detection' in scoring[0]
     assert 'fixed by distance' in proc.stdout
     payload = json.load(open(out_json))
     assert payload['protocol'] == 'all'
-    assert set(payload['metrics']) == {'legacy', 'kradar', 'revised', 'fixed'}
+    assert set(payload['metrics']) == {'legacy', 'kradar', '4drmr', 'revised', 'fixed'}
+    assert payload['fingerprint']['4drmr'] == scoring[2]
     assert payload['metrics']['fixed']['Sedan/bev@0.5'] == pytest.approx(200 / 3.)
     assert payload['metrics']['legacy']['Sedan/bev@0.5'] == pytest.approx(100 / 11.)
     assert payload['metrics']['revised']['Sedan/bev@0.5'] == pytest.approx(200 / 41.)
@@ -200,6 +206,7 @@ def test_cli_end_to_end(tmp_path):
     assert single.returncode == 0, single.stderr
     # one protocol: its own table, EchoFusion's text for legacy (what the dataset logs online)
     assert single.stdout.startswith('=== protocol: legacy ===\nSedan AP@0.70, 0.70, 0.70:\nbbox AP:')
+    assert 'K-Radar scoring: protocol legacy; AP 11 points (every 4th of 41); z_center 1.0; IoU 0.7;' in single.stdout
     assert 'class / metric' not in single.stdout
     full = _run_cli(files + ['--full', '--protocol', 'fixed', '--eval-types', 'bev'], str(tmp_path))
     assert '=== protocol: fixed ===' in full.stdout and 'fixed by distance' in full.stdout
@@ -210,11 +217,11 @@ def test_cli_end_to_end(tmp_path):
 
 def _check_pngs(plots):
     pngs = sorted(os.listdir(plots))
-    # a PNG per protocol, metric and IoU (4 x 2 x 3) and an overview per protocol and class (4 x 1)
-    assert len(pngs) == 4 * 2 * 3 + 4 and all(p.endswith('.png') for p in pngs)
+    # a PNG per protocol, metric and IoU (5 x 2 x 3) and an overview per protocol and class (5 x 1)
+    assert len(pngs) == 5 * 2 * 3 + 5 and all(p.endswith('.png') for p in pngs)
     assert sorted(p for p in pngs if p.endswith('_overview.png')) == [
-        'fixed_Sedan_overview.png', 'kradar_Sedan_overview.png', 'legacy_Sedan_overview.png',
-        'revised_Sedan_overview.png']
+        '4drmr_Sedan_overview.png', 'fixed_Sedan_overview.png', 'kradar_Sedan_overview.png',
+        'legacy_Sedan_overview.png', 'revised_Sedan_overview.png']
     for name in (pngs[0], 'fixed_Sedan_overview.png'):
         with open(os.path.join(plots, name), 'rb') as f:
             assert f.read(8) == b'\x89PNG\r\n\x1a\n'

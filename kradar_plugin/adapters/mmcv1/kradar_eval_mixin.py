@@ -115,8 +115,10 @@ class KRadarEvalMixin(object):
         ``results_dir``, the logger's work dir or the temp dir) and the path is logged, so a failing
         evaluation loses nothing. With ``pklfile_prefix``/``submission_prefix`` on an mmdet3d ``KittiDataset``
         (EchoFusion's base class), its ``format_results`` also writes what EchoFusion writes there
-        (``<prefix>pts_bbox.pkl`` and KITTI text files). ``protocol``: 'legacy', 'kradar', 'revised' or 'fixed' (default
-        ``self.eval_protocol``); other keywords: ``KRadarEvaluator`` options (``benchmark``,
+        (``<prefix>pts_bbox.pkl`` and KITTI text files). ``protocol``: 'legacy', 'kradar', '4drmr', 'revised' or
+        'fixed' (default ``self.eval_protocol``, or the preset's); ``preset``: a published setting
+        (``kradar_plugin.evaluation.presets``; the dataset's ``CLASSES`` stay the evaluated classes, and the log
+        says where they differ from the preset's); other keywords: ``KRadarEvaluator`` options (``benchmark``,
         ``score_threshold``, ``bootstrap``, ...) and protocol
         settings; anything else is ignored with one warning. ``show``/``out_dir``/``pipeline`` go to
         ``self.show`` as in EchoFusion. Returns ``{'<branch>/<metric key>': value}``."""
@@ -128,7 +130,7 @@ class KRadarEvalMixin(object):
             write_results_pickle(list(results), path)
         _print_log('K-Radar evaluation: raw results of {} frames saved to {}{}'.format(len(results), path, by),
                    logger=logger)
-        protocol = protocol or getattr(self, 'eval_protocol', None) or 'legacy'
+        protocol = self._kradar_protocol(protocol, kwargs)
         try:
             flat = self._kradar_evaluate(results, protocol, logger, kwargs)
             self._kradar_echofusion_outputs(results, pklfile_prefix, submission_prefix, logger)
@@ -143,8 +145,17 @@ class KRadarEvalMixin(object):
 
     def offline_eval_command(self, results_path, **eval_kwargs):
         """For the runner adapter's failure message: the ``kradar-eval`` command for ``results_path``."""
-        protocol = eval_kwargs.get('protocol') or getattr(self, 'eval_protocol', None) or 'legacy'
+        protocol = self._kradar_protocol(eval_kwargs.get('protocol'), eval_kwargs)
         return self._kradar_offline_command(results_path, protocol, eval_kwargs)
+
+    def _kradar_protocol(self, protocol, kwargs):
+        """The protocol asked for: ``protocol``, else the preset's (None) when a preset is given, else
+        ``self.eval_protocol`` ('legacy')."""
+        if protocol:
+            return protocol
+        if kwargs.get('preset'):
+            return None
+        return getattr(self, 'eval_protocol', None) or 'legacy'
 
     def _kradar_offline_command(self, path, protocol, kwargs):
         """The ``kradar-eval`` command that repeats this evaluation on the saved results: the evaluator's
@@ -158,13 +169,15 @@ class KRadarEvalMixin(object):
         except Exception:  # noqa: BLE001 - settings the evaluator refuses: the evaluation itself says why
             command = None
         return command or shell_line(['kradar-eval', '--infos', infos_path, '--results', path, '--classes'] +
-                                     list(self.CLASSES) + ['--protocol', protocol])
+                                     list(self.CLASSES) + (['--protocol', protocol] if protocol else
+                                                           ['--preset', str(kwargs.get('preset'))]))
 
     def _kradar_evaluator(self, protocol, eval_types, kwargs, logger, warn=True):
         """The ``KRadarEvaluator`` of this dataset's settings and the evaluation options ``kwargs`` (options
         of other evaluators dropped, with one warning when ``warn``)."""
         from kradar_plugin.evaluation.evaluator import KRadarEvaluator
-        pcd, azi = self._kradar_limits()
+        # a preset brings its region; the dataset's (or EchoFusion's default) region applies without one
+        pcd, azi = self._kradar_limits() if not kwargs.get('preset') else (None, None)
         call_kwargs = self._kradar_eval_kwargs(KRadarEvaluator, kwargs, logger, warn)
         call_kwargs.setdefault('dt_z_is_bottom', bool(getattr(self, 'results_z_is_bottom', False)))
         call_kwargs.setdefault('box_convention', getattr(self, 'box_convention', None))
@@ -183,13 +196,15 @@ class KRadarEvalMixin(object):
         noted = False
         for branch, eval_types in self._kradar_branches(results):
             evaluator = self._kradar_evaluator(protocol, eval_types, kwargs, logger, warn=not noted)
+            name = evaluator.protocols[0].name
             if not noted:
-                self._kradar_log_notes(protocol, evaluator.box_convention, logger)
+                self._kradar_log_notes(name, evaluator.box_convention, logger)
                 noted = True
             evaluator.process(infos, [r[branch] if isinstance(r, dict) and branch in r else r for r in results])
             evaluator.evaluate()
             _print_log('K-Radar evaluation of {} ({} protocol):\n{}'.format(
-                branch, protocol, evaluator.evaluations[0].result_str), logger=logger)
+                branch, name, evaluator.evaluations[0].result_str), logger=logger)
+            _print_log(evaluator.fingerprint_log(branch)[1], logger=logger)
             entry = evaluator.condition_log(branch)      # never the reason an evaluation fails
             if entry is not None:
                 _print_log(entry[1], logger=logger, level=getattr(logging, entry[0]))

@@ -71,7 +71,10 @@ class KRadarMetric(BaseMetric):
     """K-Radar AP (``kradar_plugin.evaluation``) for mmengine evaluators; see the module docstring.
 
     Args: ``ann_file`` (K-Radar info pickle), ``classes`` (default: the dataset's ``metainfo['classes']``),
-    ``protocol`` ('legacy' | 'kradar' | 'revised' | 'fixed'), ``eval_types`` (default bbox, bev, 3d),
+    ``protocol`` ('legacy' | 'kradar' | '4drmr' | 'revised' | 'fixed'; default 'legacy', or the preset's),
+    ``preset`` (a published setting, ``kradar_plugin.evaluation.presets``: its protocol, region and
+    thresholds; the dataset's classes stay the evaluated ones, and the log says where options differ from the
+    preset's), ``eval_types`` (default bbox, bev, 3d),
     ``pcd_limit_range``/``azi_limit_range`` (EchoFusion's ROI by default), ``benchmark`` ('v1' | 'v2':
     K-Radar's region, replacing ``pcd_limit_range``), ``score_threshold`` (keep detections with
     ``score > T``), ``dt_z_is_bottom``,
@@ -82,16 +85,22 @@ class KRadarMetric(BaseMetric):
 
     default_prefix = None
 
-    def __init__(self, ann_file, classes=None, protocol='legacy', eval_types=DEFAULT_EVAL_TYPES,
+    def __init__(self, ann_file, classes=None, protocol=None, eval_types=DEFAULT_EVAL_TYPES,
                  pcd_limit_range=ECHOFUSION_PCD_LIMIT_RANGE, azi_limit_range=ECHOFUSION_AZIMUTH_RANGE,
                  dt_z_is_bottom=None, box_convention=None, results_dir=None, collect_device='cpu',
                  prefix=None, benchmark=None, score_threshold=None, kradar_root=None, label_version=None,
-                 labels_dir=None, only_r=False, **protocol_overrides):
+                 labels_dir=None, only_r=False, preset=None, **protocol_overrides):
         super(KRadarMetric, self).__init__(collect_device=collect_device, prefix=prefix)
-        if protocol not in PROTOCOL_NAMES:
+        if preset is not None:
+            from kradar_plugin.evaluation.presets import get_preset
+            get_preset(preset)   # an unknown name fails here, at config time
+        elif protocol is None:
+            protocol = 'legacy'
+        if protocol is not None and protocol not in PROTOCOL_NAMES:
             raise ValueError('protocol={!r}: expected one of {}'.format(protocol, list(PROTOCOL_NAMES)))
         self.ann_file = ann_file
         self.classes = list(classes) if classes is not None else None
+        self.preset = preset
         self.protocol = protocol
         self.eval_types = tuple(eval_types)
         self.pcd_limit_range = tuple(pcd_limit_range) if pcd_limit_range is not None else None
@@ -102,7 +111,8 @@ class KRadarMetric(BaseMetric):
         if benchmark is not None and benchmark not in BENCHMARKS:
             raise ValueError('benchmark={!r}: expected one of {}'.format(benchmark, sorted(BENCHMARKS)))
         self.benchmark = benchmark
-        self.score_threshold = None if score_threshold is None else float(score_threshold)
+        self.score_threshold = None if score_threshold is None else (
+            [float(t) for t in score_threshold] if isinstance(score_threshold, (list, tuple)) else float(score_threshold))
         # K-Radar's own labels of another version for the same frames (kradar_plugin.files.relabel)
         self.relabel = dict(kradar_root=kradar_root, label_version=label_version, labels_dir=labels_dir,
                             only_r=only_r)
@@ -169,7 +179,8 @@ class KRadarMetric(BaseMetric):
             raise
         self.last_result_str = result_str = evaluator.evaluations[0].result_str
         print_log('K-Radar evaluation of {} ({} protocol, {} frames):\n{}'.format(
-            BRANCH, self.protocol, len(results), result_str), logger='current')
+            BRANCH, evaluator.protocols[0].name, len(results), result_str), logger='current')
+        print_log(evaluator.fingerprint_log(BRANCH)[1], logger='current')
         entry = evaluator.condition_log(BRANCH)        # never the reason an evaluation fails
         if entry is not None:
             print_log(entry[1], logger='current', level=getattr(logging, entry[0]))
@@ -178,8 +189,12 @@ class KRadarMetric(BaseMetric):
     def evaluator(self, classes=None):
         """The ``KRadarEvaluator`` of these settings (the one ``kradar-eval`` and the 1.x evaluate use)."""
         from kradar_plugin.evaluation.evaluator import KRadarEvaluator
+        pcd, azi = self.pcd_limit_range, self.azi_limit_range
+        if self.preset is not None:   # EchoFusion's ROI is this metric's default, not a choice beside a preset
+            pcd = None if pcd == tuple(ECHOFUSION_PCD_LIMIT_RANGE) else pcd
+            azi = None if azi == tuple(ECHOFUSION_AZIMUTH_RANGE) else azi
         return KRadarEvaluator(classes or self.class_names(), self.protocol, self.eval_types,
-                               pcd_limit_range=self.pcd_limit_range, azi_limit_range=self.azi_limit_range,
+                               pcd_limit_range=pcd, azi_limit_range=azi, preset=self.preset,
                                benchmark=self.benchmark, score_threshold=self.score_threshold, conditions='auto',
                                box_convention=self.convention(), dt_z_is_bottom=self.z_is_bottom(),
                                **dict(self.relabel, **self.protocol_overrides))
