@@ -1,0 +1,79 @@
+"""Pickles of numpy objects that every numpy >= 1.17 (and 2.x) reads with a plain ``pickle.load``.
+
+numpy 2 pickles an array as ``numpy._core.multiarray._reconstruct`` and a scalar as
+``numpy._core.multiarray.scalar``; numpy 1.x has no ``numpy._core`` (``No module named 'numpy._core'`` when
+EchoFusion's numpy 1.19 reads infos written under numpy 2). This pickler names only what every version has:
+
+* an array (exact ``numpy.ndarray``) is ``numpy.ndarray.__new__(numpy.ndarray, (0,), 'b')`` (NEWOBJ) followed
+  by numpy's own ``__setstate__`` with the array's own state (BUILD): the very calls numpy's ``_reconstruct``
+  makes, so the result is the same writable array, of the same values, dtype, shape and memory order;
+* a numpy scalar is ``_operator.getitem(<0-d array>, ())``: the numpy scalar of that array, of the same type
+  (``numpy.bool_`` is named ``numpy.bool`` in numpy 2 and is absent from numpy 1.24-1.26, so scalar classes
+  are never named);
+* dtypes keep numpy's own form (``numpy.dtype``, which every version has).
+
+Subclasses of ``ndarray`` (matrix, memmap, masked arrays) keep numpy's own form. The default protocol is 4
+(Python 3.7 has no protocol 5 without a backport).
+"""
+import copyreg
+import io
+import operator
+import pickle
+
+import numpy as np
+
+PROTOCOL = 4
+_NEWOBJ = copyreg.__newobj__
+_EMPTY = (np.ndarray, (0,), 'b')       # numpy's _reconstruct(ndarray, (0,), b'b') as ndarray.__new__ arguments
+_GETITEM = operator.getitem
+_NO_INDEX = ()
+
+
+def _reduce_array(array):
+    """NEWOBJ ``numpy.ndarray`` + BUILD with numpy's own state (version, shape, dtype, is_fortran, data)."""
+    return _NEWOBJ, _EMPTY, array.__reduce__()[2]
+
+
+def _reduce_scalar(value):
+    """``getitem(0-d array, ())``: the scalar rebuilt by indexing, so no scalar class is named."""
+    return _GETITEM, (np.asarray(value), _NO_INDEX)
+
+
+def _scalar_types():
+    """Every numpy scalar class (the subclasses of ``numpy.generic``, abstract ones included: harmless)."""
+    found, todo = set(), [np.generic]
+    while todo:
+        cls = todo.pop()
+        for sub in cls.__subclasses__():
+            if sub not in found and sub.__module__ == 'numpy':
+                found.add(sub)
+                todo.append(sub)
+    return found
+
+
+_TABLE = dict((t, _reduce_scalar) for t in _scalar_types())
+_TABLE[np.ndarray] = _reduce_array
+
+
+class PortablePickler(pickle.Pickler):
+    """``pickle.Pickler`` (the C one) whose dispatch table writes arrays and numpy scalars portably."""
+
+    def __init__(self, f, protocol=PROTOCOL, **kwargs):
+        if protocol is None or protocol < 2:
+            raise ValueError('portable pickles need protocol 2 or higher (NEWOBJ), not {}'.format(protocol))
+        super(PortablePickler, self).__init__(f, protocol, **kwargs)
+        table = dict(copyreg.dispatch_table)      # the registry of the moment, as the plain pickler uses it
+        table.update(_TABLE)
+        self.dispatch_table = table
+
+
+def dump(obj, f, protocol=PROTOCOL):
+    """Pickle ``obj`` into the binary file ``f`` in the portable form."""
+    PortablePickler(f, protocol).dump(obj)
+
+
+def dumps(obj, protocol=PROTOCOL):
+    """The portable pickle of ``obj`` as bytes."""
+    buf = io.BytesIO()
+    dump(obj, buf, protocol)
+    return buf.getvalue()
