@@ -18,7 +18,7 @@ def read_calibration(path):
     lines = [line for line in lines_of(path, 'calibration file') if line.strip()]
     if len(lines) < 2:
         raise KRadarFileError(path, 'expected two lines, "frame difference,x,y" and its values', line=len(lines) + 1)
-    parts = [p.strip() for p in lines[1].split(',')]
+    parts = [p.strip() for p in lines[1].split(',', 3)]     # the three values; a long tail stays one string
     if len(parts) < 3:
         raise KRadarFileError(path, 'expected three values "frame difference,x,y"', line=2, field='values',
                               value=lines[1].strip())

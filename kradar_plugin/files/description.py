@@ -18,7 +18,7 @@ def read_description(path):
     lines = [line for line in lines_of(path, 'description file') if line.strip()]
     if not lines:
         raise KRadarFileError(path, 'empty description: expected "road,time,weather"', line=1)
-    parts = [p.strip() for p in lines[0].split(',')]
+    parts = [p.strip() for p in lines[0].split(',', 3)]     # a fourth part is an error: never split further
     if len(parts) != 3:
         raise KRadarFileError(path, 'expected "road,time,weather"', line=1, field='description',
                               value=lines[0].strip())

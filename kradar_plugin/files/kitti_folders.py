@@ -12,6 +12,12 @@ parsed as K-Radar's ``kitti_common.get_label_anno`` parses it (the same arrays: 
 ``location`` as written, ``score`` zeros when the file's first line has 15 fields). Frames are paired by file
 name (K-Radar pairs them by order); a prediction without GT, or GT without prediction, is an error naming
 both. ``desc/NNNNNN.txt`` holds capture_time, road_type, climate, one a line.
+
+Folders come from others: only ``NNNNNN.txt`` regular files (links followed) may stand in ``pred/``, ``gt/`` and
+``desc/``; anything else there (another name, a FIFO, a folder, a link to a device) is refused by name, never
+skipped. Every file is read by :mod:`.text` (no FIFO opened for reading blocks, no device is read). The work
+is bounded: :data:`MAX_OBJECTS` objects per file and :data:`MAX_PAIRS` GT x prediction pairs in all (the
+evaluation holds an overlap for each); an error names the file (and line) of the frame.
 """
 import collections
 import os
@@ -19,7 +25,7 @@ import re
 
 import numpy as np
 
-from .errors import KRadarFileError
+from .errors import KRadarFileError, checked_int, quote
 from .text import lines_of, read_text
 
 NAME = re.compile(r'^\d{6}\.txt$')
@@ -27,6 +33,17 @@ FIELDS = ('name', 'truncated', 'occluded', 'alpha', 'x1', 'y1', 'x2', 'y2', 'h',
           'score')
 #: the layouts' folder names: (predictions, GT, descriptions)
 LAYOUTS = (('pred', 'gt', 'desc'), ('preds', 'gts', 'desc'))
+#: objects (lines) one GT or prediction file may hold: K-Radar's frames hold tens of objects, and its pipeline
+#: writes the detections above a confidence threshold after NMS (at most a few hundred)
+MAX_OBJECTS = 1000
+#: GT x prediction pairs of all frames together: the evaluation keeps an overlap and its bookkeeping per pair
+#: (about 120 bytes: 10 million pairs take about 1.2 GB); K-Radar's 17,535 test frames give about a million
+#: at a confidence threshold of 0.3 and several million at 0.0
+MAX_PAIRS = 10 ** 7
+#: characters of a class keyword (K-Radar writes sed, bus, mot, bic, big, ped, peg and dummy)
+MAX_NAME = 64
+#: the listing and reading progress is reported every this many frames
+PROGRESS_STEP = 500
 
 KittiFolder = collections.namedtuple('KittiFolder', 'path ids gt dt conditions pred_dir gt_dir')
 KittiFolder.__doc__ = ("One confidence folder read: ``ids`` (int, val.txt order), ``gt`` / ``dt`` columns "
@@ -42,7 +59,8 @@ def find_folder(path):
                               'not a folder (give the <conf> folder of K-Radar\'s test_kitti/<epoch> output)')
     for base in (path, os.path.join(path, 'all')):
         for names in LAYOUTS:
-            if os.path.isfile(os.path.join(base, 'val.txt')) and all(
+            # any val.txt counts (a FIFO or a link to a device too): reading it refuses what is not a file
+            if os.path.lexists(os.path.join(base, 'val.txt')) and all(
                     os.path.isdir(os.path.join(base, n)) for n in names[:2]):
                 return base, names
     confs = sorted(n for n in os.listdir(path) if _is_number(n) and os.path.isdir(os.path.join(path, n)))
@@ -64,7 +82,8 @@ def _is_number(text):
 
 
 def read_ids(path):
-    """The frame ids of a ``val.txt`` (one integer a line), in order; duplicates are errors."""
+    """The frame ids of a ``val.txt`` (one integer of at most six digits a line, as K-Radar names its
+    files), in order; duplicates are errors."""
     ids, seen = [], {}
     for number, line in enumerate(lines_of(path, 'frame list'), 1):
         text = line.strip()
@@ -72,7 +91,10 @@ def read_ids(path):
             continue
         if not text.isdigit():
             raise KRadarFileError(path, 'expected a frame number', line=number, field='id', value=text)
-        value = int(text)
+        value = checked_int(text, path, number, 'id', digits=9)
+        if value > 999999:
+            raise KRadarFileError(path, "expected a frame number of six digits (K-Radar's files are NNNNNN.txt)",
+                                  line=number, field='id', value=text)
         if value in seen:
             raise KRadarFileError(path, 'frame {} listed twice (first on line {})'.format(value, seen[value]),
                                   line=number, field='id', value=text)
@@ -81,13 +103,44 @@ def read_ids(path):
     return ids
 
 
-def read_folder(path):
-    """The :class:`KittiFolder` of ``path`` (see :func:`find_folder`)."""
+def frame_files(folder, what):
+    """The sorted frame ids of the ``NNNNNN.txt`` regular files (links followed) in ``folder``; any other
+    entry is a :class:`KRadarFileError` listing them by name."""
+    ids, odd = [], []
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                try:
+                    regular = entry.is_file()        # follows a link: its target must be a regular file
+                except OSError:
+                    regular = False
+                if regular and NAME.match(entry.name):
+                    ids.append(int(entry.name[:6]))
+                else:
+                    odd.append(entry.name)
+    except OSError as exc:
+        raise KRadarFileError(folder, 'cannot list the {} folder ({})'.format(what, exc.strerror or exc))
+    if odd:
+        odd.sort()
+        raise KRadarFileError(folder, '{} entr{} of the {} folder {} not a K-Radar frame file (a regular file '
+                              'NNNNNN.txt): {}{}; move {} away'.format(
+                                  len(odd), 'y' if len(odd) == 1 else 'ies', what,
+                                  'is' if len(odd) == 1 else 'are', ', '.join(quote(n) for n in odd[:5]),
+                                  ', ...' if len(odd) > 5 else '', 'it' if len(odd) == 1 else 'them'))
+    ids.sort()
+    return ids
+
+
+def read_folder(path, progress=None):
+    """The :class:`KittiFolder` of ``path`` (see :func:`find_folder`); ``progress(n_frames)`` may return a
+    bar (``start(total, label)``, ``update(n)``, ``close()``) or None."""
     base, (pred_name, gt_name, desc_name) = find_folder(path)
     val = os.path.join(base, 'val.txt')
     ids = read_ids(val)
     pred_dir, gt_dir, desc_dir = (os.path.join(base, n) for n in (pred_name, gt_name, desc_name))
-    pred_ids = sorted(int(n[:6]) for n in os.listdir(pred_dir) if NAME.match(n))
+    pred_ids = frame_files(pred_dir, 'prediction')
+    gt_ids = frame_files(gt_dir, 'GT')
+    desc_ids = frame_files(desc_dir, 'description') if os.path.isdir(desc_dir) else []
     listed = set(ids)
     extra = [i for i in pred_ids if i not in listed]
     if extra:
@@ -100,10 +153,34 @@ def read_folder(path):
         raise KRadarFileError(os.path.join(gt_dir, '{:06d}.txt'.format(missing[0])),
                               'GT without prediction: {} is missing ({} such frame(s))'.format(
                                   os.path.join(pred_dir, '{:06d}.txt'.format(missing[0])), len(missing)))
-    gt = read_side([os.path.join(gt_dir, '{:06d}.txt'.format(i)) for i in ids], 'GT')
-    dt = read_side([os.path.join(pred_dir, '{:06d}.txt'.format(i)) for i in ids], 'prediction')
-    conditions = [read_desc(os.path.join(desc_dir, '{:06d}.txt'.format(i))) for i in ids]
-    return KittiFolder(base, ids, gt, dt, conditions, pred_dir, gt_dir)
+    for folder, found, what in ((gt_dir, gt_ids, 'GT file'), (desc_dir, desc_ids, 'description')):
+        unlisted = [i for i in found if i not in listed]
+        if unlisted:
+            raise KRadarFileError(os.path.join(folder, '{:06d}.txt'.format(unlisted[0])),
+                                  '{} of a frame that {} does not list ({} such file(s)): remove them or list '
+                                  'them'.format(what, val, len(unlisted)))
+    bar = progress(len(ids)) if progress is not None else None
+    if bar is not None:
+        bar.start(len(ids), os.path.basename(os.path.normpath(path)))
+    gt, dt, conditions = _Side('GT'), _Side('prediction'), []
+    pairs = 0
+    for k, i in enumerate(ids):
+        name = '{:06d}.txt'.format(i)
+        n_gt = gt.add(os.path.join(gt_dir, name))
+        n_dt = dt.add(os.path.join(pred_dir, name))
+        pairs += n_gt * n_dt
+        if pairs > MAX_PAIRS:
+            raise KRadarFileError(os.path.join(pred_dir, name), 'frame {} ({} GT, {} predictions) brings the GT x '
+                                  'prediction pairs of the {} frames read so far to {:,}, more than the {:,} the '
+                                  'evaluation holds in memory (kitti_folders.MAX_PAIRS)'.format(
+                                      i, n_gt, n_dt, k + 1, pairs, MAX_PAIRS))
+        conditions.append(read_desc(os.path.join(desc_dir, name)))
+        if bar is not None and (k + 1) % PROGRESS_STEP == 0:
+            bar.update(PROGRESS_STEP)
+    if bar is not None:
+        bar.update(len(ids) % PROGRESS_STEP)
+        bar.close()
+    return KittiFolder(base, ids, gt.columns(), dt.columns(), conditions, pred_dir, gt_dir)
 
 
 def read_desc(path):
@@ -119,54 +196,93 @@ def read_desc(path):
 
 def read_side(paths, what):
     """Columns ({field: array}, 'offsets') of K-Radar text files, parsed as ``kitti_common.get_label_anno``."""
-    names, numbers, counts, scored = [], [], [], []
+    side = _Side(what)
     for path in paths:
-        rows = [line.split() for line in read_text(path, '{} file'.format(what)).splitlines()]
-        rows = [r for r in rows if r]
-        width = len(rows[0]) if rows else 15
-        for number, row in enumerate(rows, 1):
-            if len(row) not in (15, 16) or len(row) < width:
-                raise KRadarFileError(path, 'a KITTI line has 15 fields ({}) and a score{}, this one {}'.format(
-                    ' '.join(FIELDS[:15]), '' if width == 15 else ' (as the first line has)', len(row)),
-                    line=number)
-            names.append(row[0])
-            numbers.append(row[1:15] + ([row[15]] if width == 16 else ['0']))
-        counts.append(len(rows))
-        scored.append(width == 16)
+        side.add(path)
+    return side.columns()
+
+
+class _Side(object):
+    """One side's files read frame by frame into float arrays (a file's strings live only while it is read)."""
+
+    def __init__(self, what):
+        self.what = what
+        self.names, self.values, self.counts = [], [], []
+
+    def add(self, path):
+        """Read one frame's file; returns its number of objects."""
+        names, values = read_objects(path, self.what)
+        self.names.extend(names)
+        self.values.append(values)
+        self.counts.append(len(names))
+        return len(names)
+
+    def columns(self):
+        values = np.concatenate(self.values) if self.values else np.zeros((0, 15))
+        offsets = np.zeros(len(self.counts) + 1, dtype=np.int64)
+        np.cumsum(self.counts, out=offsets[1:])
+        hwl = values[:, 7:10]
+        data = {'name': np.array(self.names, dtype=str).reshape(-1), 'truncated': values[:, 0].copy(),
+                'occluded': values[:, 1].copy(), 'alpha': values[:, 2].copy(), 'bbox': values[:, 3:7].copy(),
+                'dimensions': hwl[:, [2, 0, 1]].copy(), 'location': values[:, 10:13].copy(),
+                'rotation_y': values[:, 13].copy(), 'score': values[:, 14].copy()}
+        return data, offsets
+
+
+def read_objects(path, what):
+    """(names, (N, 15) float64: the 14 numbers and the score, 0 without one) of one GT or prediction file;
+    a line K-Radar's parser cannot read, or one the evaluation cannot score (a non-finite number, a negative
+    size), is a :class:`KRadarFileError` naming ``path``:line, the field and the value."""
+    rows = []
+    for number, line in enumerate(read_text(path, '{} file'.format(what)).splitlines(), 1):
+        parts = line.split(None, 16)        # at most 17 parts, however many spaces the line holds
+        if not parts:
+            continue
+        if len(rows) == MAX_OBJECTS:
+            raise KRadarFileError(path, 'more than {} objects in one frame (K-Radar\'s frames hold tens): refused '
+                                  'to bound the evaluation (kitti_folders.MAX_OBJECTS)'.format(MAX_OBJECTS),
+                                  line=number)
+        rows.append((number, parts))
+    width = len(rows[0][1]) if rows else 15
+    names, numbers = [], []
+    for number, row in rows:
+        if len(row) not in (15, 16) or len(row) < width:
+            raise KRadarFileError(path, 'a KITTI line has 15 fields ({}) and a score{}, this one {}'.format(
+                ' '.join(FIELDS[:15]), '' if width == 15 else ' (as the first line has)',
+                len(row) if len(row) < 17 else 'more'), line=number)
+        if len(row[0]) > MAX_NAME:
+            raise KRadarFileError(path, 'expected a class keyword (sed, bus, ...)', line=number, field='name',
+                                  value=row[0])
+        names.append(row[0])
+        numbers.append(row[1:15] + ([row[15]] if width == 16 else ['0']))
     try:
         values = np.array(numbers, dtype=np.float64).reshape(-1, 15)
     except ValueError:
-        _name_bad_value(paths, numbers, counts)
-        raise
+        values = None
+    bad = _first_bad(values, numbers)
+    if bad is not None:
+        r, c, problem = bad
+        raise KRadarFileError(path, problem, line=rows[r][0], field=FIELDS[c + 1], value=numbers[r][c])
+    return names, values
+
+
+def _first_bad(values, numbers):
+    """(row, column, problem) of the first value that is not a number, not finite, or a negative size
+    (h, w, l), or None."""
+    if values is None:
+        for r, row in enumerate(numbers):
+            for c, text in enumerate(row):
+                try:
+                    float(text)
+                except ValueError:
+                    return r, c, 'expected a number'
+        return 0, 0, 'expected numbers'     # numpy refused what float() reads: name the first line
     bad = ~np.isfinite(values)
-    if bad.any():
-        row, col = [int(v[0]) for v in np.nonzero(bad)]
-        _raise_at(paths, counts, row, col, numbers[row][col], 'expected a finite number')
-    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    hwl = values[:, 7:10]
-    data = {'name': np.array(names, dtype=str).reshape(-1), 'truncated': values[:, 0].copy(),
-            'occluded': values[:, 1].copy(), 'alpha': values[:, 2].copy(), 'bbox': values[:, 3:7].copy(),
-            'dimensions': hwl[:, [2, 0, 1]].copy(), 'location': values[:, 10:13].copy(),
-            'rotation_y': values[:, 13].copy(), 'score': values[:, 14].copy()}
-    return data, offsets
-
-
-def _name_bad_value(paths, numbers, counts):
-    row = 0
-    for values in numbers:
-        for col, text in enumerate(values):
-            try:
-                float(text)
-            except ValueError:
-                _raise_at(paths, counts, row, col, text, 'expected a number')
-        row += 1
-
-
-def _raise_at(paths, counts, row, col, text, problem):
-    frame = int(np.searchsorted(np.cumsum(counts), row, side='right'))
-    line = row - int(sum(counts[:frame])) + 1
-    raise KRadarFileError(paths[frame], problem, line=line, field=FIELDS[col + 1], value=text)
+    bad[:, 7:10] |= values[:, 7:10] < 0
+    if not bad.any():
+        return None
+    r, c = [int(v[0]) for v in np.nonzero(bad)]
+    return r, c, 'expected a finite number' if not np.isfinite(values[r, c]) else 'expected a size of at least 0'
 
 
 def frame_annos(data, offsets):
