@@ -38,8 +38,8 @@ def _parser():
     p.add_argument('--classes', nargs='+', default=None,
                    help="classes to evaluate (default: Sedan; the benchmark's with --benchmark)")
     p.add_argument('--protocol', default=None, choices=list(PROTOCOL_NAMES) + ['all'],
-                   help="legacy (EchoFusion's kradar_eval; the default), kradar (K-Radar eval.py: 11 points, "
-                        "z_center 1.0), 4drmr (4DR-MR eval.py: 11 points, z_center 0.5), revised (K-Radar "
+                   help="legacy (EchoFusion's kradar_eval; the default, kradar with --kitti-dir), kradar (K-Radar "
+                        "eval.py: 11 points, z_center 1.0), 4drmr (4DR-MR eval.py: 11 points, z_center 0.5), revised (K-Radar "
                         "eval_revised.py: 41 points, z_center 0.5), fixed (corrected), or all of them")
     p.add_argument('--preset', choices=list(PRESET_NAMES),
                    help='a published setting: protocol, region, classes, label version and confidence thresholds '
@@ -121,8 +121,8 @@ def _evaluations(args):
         _apply_preset(args, overrides)
     if args.classes is None:
         args.classes = list(BENCHMARKS[args.benchmark]['classes']) if args.benchmark else ['Sedan']
-    if args.protocol is None:
-        args.protocol = 'legacy'
+    if args.protocol is None:   # K-Radar's own folders: K-Radar's evaluator; EchoFusion's pickles: EchoFusion's
+        args.protocol = 'kradar' if args.kitti_dir else 'legacy'
     names = list(PROTOCOL_NAMES) if args.protocol == 'all' else [args.protocol]
     annos_mode = args.gt_annos or args.dt_annos
     infos_mode = args.infos or args.results
@@ -200,7 +200,7 @@ def _evaluate_kitti(args, names, overrides, make_bar):
     from .kradar_eval import fields_read
     from .subset import in_region
     from .validation import check_columns
-    folder = read_folder(args.kitti_dir)
+    folder = read_folder(args.kitti_dir, progress=lambda n: make_bar(n, not args.no_progress))
     fields = fields_read(names, args.iou_mode, args.eval_types, **overrides)
     gt = check_columns('gt_annos', folder.gt[0], folder.gt[1], fields)
     dt = check_columns('dt_annos', folder.dt[0], folder.dt[1], fields)
@@ -316,15 +316,23 @@ def main(argv=None):
             type(exc).__name__, ' '.join(str(exc).split())[:500]))
         return 2
     _print_tables(args, evaluations, grouped)
-    if args.json:
-        _write_json(args, evaluations, grouped)
-    if args.plot_dir:
-        paths = []
-        for ev in evaluations:
-            paths.extend(report.save_pr_curves(ev, args.plot_dir))
-            paths.extend(report.save_overviews(ev, args.plot_dir,
-                                               grouped.get(ev.protocol.name) if grouped is not None else None))
-        sys.stdout.write('{} precision-recall plots written to {}\n'.format(len(paths), args.plot_dir))
+    for ev in evaluations:
+        note = report.z_convention_note(ev)
+        if note:
+            sys.stderr.write('kradar-eval: note: {}\n'.format(note))
+    try:    # each file through a fresh temporary file renamed over its name (files.safe_write)
+        if args.json:
+            _write_json(args, evaluations, grouped)
+        if args.plot_dir:
+            paths = []
+            for ev in evaluations:
+                paths.extend(report.save_pr_curves(ev, args.plot_dir))
+                paths.extend(report.save_overviews(ev, args.plot_dir,
+                                                   grouped.get(ev.protocol.name) if grouped is not None else None))
+            sys.stdout.write('{} precision-recall plots written to {}\n'.format(len(paths), args.plot_dir))
+    except (ValueError, OSError) as exc:
+        sys.stderr.write('kradar-eval: error: {}\n'.format(' '.join(str(exc).split())))
+        return 2
     return 0
 
 
@@ -401,7 +409,8 @@ def _write_json(args, evaluations, grouped):
     directory = os.path.dirname(os.path.abspath(args.json))
     if not os.path.isdir(directory):
         os.makedirs(directory)
-    with open(args.json, 'w') as f:
+    from kradar_plugin.files.safe_write import open_for_write
+    with open_for_write(args.json, 'w') as f:
         json.dump(payload, f, indent=2, sort_keys=True)
     sys.stdout.write('metrics written to {}\n'.format(args.json))
 

@@ -86,8 +86,9 @@ class KRadarEvaluator(object):
         self.score_threshold = self.score_thresholds[0]
         #: the label versions the GT records (set by :meth:`gt_infos` and the CLI); None: not known
         self.label_versions = None
-        #: whether the protocol's region was applied to the inputs (False: annotation files used as given)
-        self.region_filtered = True
+        #: whether the protocol's region was applied to the inputs: by :meth:`evaluate_gathered` (infos and
+        #: results), not by :meth:`evaluate_sides` alone (annotation lists are used as given)
+        self.region_filtered = False
         self.conditions = conditions
         self.bootstrap = int(bootstrap)
         self.seed = int(seed)
@@ -155,6 +156,7 @@ class KRadarEvaluator(object):
         from kradar_plugin.evaluation.inputs.box_convention import resolve_box_convention
         from kradar_plugin.evaluation.inputs.kradar_columns import Converted
         classes = tuple(self.classes)
+        self.region_filtered = True
         convention = resolve_box_convention(self.box_convention)
         conv = Converted(gt, dt, classes, convention, self.dt_z_is_bottom)
         conv_b = Converted(gt, other, classes, convention, self.dt_z_is_bottom) if other is not None else None

@@ -105,10 +105,12 @@ class EventTable(object):
             state = rule.selection(selected)
             tp_w = np.take(weights, tp_frame)
             with_aos = metric == 'bbox' and compute_aos
+            picked = tp_w > 0
+            # the selection's TP scores sorted once: a threshold T keeps the suffix of scores > T
+            all_tps = np.sort(np.repeat(tp_scores[picked], tp_w[picked]))
             for result, threshold, keep in zip(results, score_thresholds, n_keep):
-                w = tp_w if threshold is None else np.where(tp_scores > float(threshold), tp_w, 0)
-                picked = w > 0
-                tps = np.repeat(tp_scores[picked], w[picked])
+                tps = all_tps if threshold is None else all_tps[
+                    np.searchsorted(all_tps, float(threshold), side='right'):]
                 value, aos = rule.of_selection(proto, state, keep, num_gt[(c, k)], tps, desc, takes_part[(c, k)],
                                                with_aos)
                 result.ap[metric][c, k, i] = value

@@ -179,6 +179,7 @@ def save_pr_curves(ev, out_dir):
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from kradar_plugin.files.safe_write import open_for_write
     if not os.path.isdir(out_dir):
         os.makedirs(out_dir)
     paths = []
@@ -204,7 +205,8 @@ def save_pr_curves(ev, out_dir):
                 ax.legend(loc='lower left', fontsize=7)
                 path = os.path.join(out_dir, '{}_{}_{}_iou{}.png'.format(
                     ev.protocol.name, _safe(cls), metric, iou_key(iou)))
-                fig.savefig(path, dpi=80)
+                with open_for_write(path) as f:    # never through a link planted at the name
+                    fig.savefig(f, format='png', dpi=80)
                 fig.clf()
                 paths.append(path)
     return paths
@@ -217,6 +219,7 @@ def save_overviews(ev, out_dir, groups=None):
     paths written."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from kradar_plugin.files.safe_write import open_for_write
     if not os.path.isdir(out_dir):
         os.makedirs(out_dir)
     paths = []
@@ -237,16 +240,38 @@ def save_overviews(ev, out_dir, groups=None):
                         color=ax.lines[-1].get_color())
             ax.set_xlim(0, 1.02)
             ax.set_ylim(0, 1.02)
-            ax.set_xlabel('recall' if ev.protocol.interpolation == 'r40' else 'recall (legacy: index / 40)')
+            ax.set_xlabel(RECALL_AXES[ev.protocol.interpolation])
             ax.set_ylabel('precision')
             ax.set_title('{} {} ({})'.format(cls, metric, ev.columns[0]), fontsize=9)
             ax.legend(loc='lower left', fontsize=7)
         fig.suptitle('{} protocol, {} frames'.format(ev.protocol.name, ev.n_frames), fontsize=10)
         path = os.path.join(out_dir, '{}_{}_overview.png'.format(ev.protocol.name, _safe(cls)))
-        fig.savefig(path, dpi=80)
+        with open_for_write(path) as f:    # never through a link planted at the name
+            fig.savefig(f, format='png', dpi=80)
         fig.clf()
         paths.append(path)
     return paths
+
+
+#: the recall axis of an overview plot per ``Protocol.interpolation`` (the 41-point array is plotted against
+#: index / 40, its nominal recall)
+RECALL_AXES = {'11of41': 'recall (index / 40 of the 41-point array)',
+               'all41': 'recall (index / 40 of the 41-point array)', 'r40': 'recall'}
+
+
+def z_convention_note(ev, ratio=0.25, floor=20.0):
+    """A note when 3D AP is far below BEV AP at the same IoU (below ``ratio`` times a BEV AP of at least
+    ``floor``): on the same matches that is the sign of boxes whose z is read in the wrong convention."""
+    if '3d' not in ev.ap or 'bev' not in ev.ap:
+        return None
+    bev, d3 = ev.ap['bev'][:, 0, 0], ev.ap['3d'][:, 0, 0]
+    low = [cls for cls, b, d in zip(ev.classes, bev, d3) if b >= floor and d < ratio * b]
+    if not low:
+        return None
+    return ('{} protocol: 3D AP is far below BEV AP at IoU {:g} for {} ({:.1f} vs {:.1f}): the detections\' z '
+            'may be read in the wrong convention; see --dt-z-is-bottom and --box-convention'.format(
+                ev.protocol.name, ev.ious[0], ', '.join(low), float(d3[ev.classes.index(low[0])]),
+                float(bev[ev.classes.index(low[0])])))
 
 
 #: how each ``Protocol.interpolation`` reads its AP points (the fingerprint's wording)
@@ -257,8 +282,8 @@ FRAME_RULES = {True: 'without GT dropped', False: 'all kept'}
 
 
 def threshold_text(score_threshold):
-    """``'score > 0.3'``, or ``'every detection'`` for None."""
-    return 'every detection' if score_threshold is None else 'score > {:g}'.format(float(score_threshold))
+    """``'score > 0.3'`` (``'score > 0.0'``: K-Radar's spelling of its thresholds), or ``'every detection'``."""
+    return 'every detection' if score_threshold is None else 'score > {}'.format(float(score_threshold))
 
 
 def fingerprint_fields(proto, classes, score_threshold=None, label_version=None, preset=None, region=True):

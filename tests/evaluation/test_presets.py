@@ -134,3 +134,52 @@ def _conditions(tmp_path, n):
 def test_list_presets_prints_sources(capsys):
     out, _ = _run(['--list-presets'], capsys)
     assert out.count('source: ') >= len(PRESETS) and 'l4dr: L4DR' in out
+
+
+def test_3d_far_below_bev_names_the_z_options(tmp_path, capsys):
+    """Detections 1.2 m too high (what a bottom/centre z mix-up does): BEV perfect, 3D lost -- one note naming
+    the options; a correct model gets none."""
+    rs = np.random.RandomState(0)
+    gts = [random_gt(rs, 3) for _ in range(30)]
+    good = [dict(g, score=np.linspace(0.9, 0.5, len(g['name']))) for g in gts]
+    shifted = [dict(d, location=d['location'] + np.array([0.0, 1.2, 0.0])) for d in good]
+    paths = {}
+    for name, obj in (('gt', gts), ('good', good), ('shifted', shifted)):
+        paths[name] = str(tmp_path / (name + '.pkl'))
+        with open(paths[name], 'wb') as f:
+            pickle.dump(obj, f)
+    _, err = _run(['--gt-annos', paths['gt'], '--dt-annos', paths['shifted'], '--protocol', 'kradar'], capsys)
+    assert err.count('kradar-eval: note:') == 1 and '--dt-z-is-bottom' in err and '--box-convention' in err
+    _, err = _run(['--gt-annos', paths['gt'], '--dt-annos', paths['good'], '--protocol', 'kradar'], capsys)
+    assert 'note:' not in err
+
+
+def test_mmcv1_evaluation_dict_takes_a_preset_and_logs_the_fingerprint(tmp_path, caplog, capsys):
+    """The 1.x dataset ``evaluate`` (the mixin, on a plain class: no mmcv needed) with ``preset=`` as an
+    ``evaluation`` dict gives it: the preset's protocol and thresholds, the dataset's classes (named as a
+    difference), one scoring line in the log."""
+    import logging
+    from kradar_plugin.adapters.mmcv1.kradar_eval_mixin import KRadarEvalMixin
+    from .test_conditions_paths import _infos
+    infos, results, _ = _infos()
+
+    class Dataset(KRadarEvalMixin):
+        CLASSES = ('Sedan',)
+        data_infos = infos
+        results_dir = str(tmp_path)
+        box_convention = 'mmdet3d<1.0'
+
+    with caplog.at_level(logging.INFO, logger='kradar_plugin'):
+        flat = Dataset().evaluate(results, preset='4drmr', score_threshold=[0.5, 0.7])
+    # mmcv's print_log (stdout without a logger) where mmcv is installed, else the 'kradar_plugin' logger
+    logged = [r.getMessage() for r in caplog.records] + capsys.readouterr().out.splitlines()
+    lines = [line for line in logged if line.startswith('pts_bbox: K-Radar scoring:')]
+    assert len(lines) == 1 and lines[0].startswith('pts_bbox: K-Radar scoring: protocol 4drmr;')
+    assert 'confidence score > 0.5' in lines[0] and 'labels unknown' in lines[0]
+    assert 'preset 4drmr with classes=Sedan (preset: Sedan Bus or Truck), score_thresholds=0.5 0.7' in lines[0]
+    assert any('(4drmr protocol)' in line for line in logged)
+    direct = KRadarEvaluator(['Sedan'], '4drmr', ('bbox', 'bev', '3d'), pcd_limit_range=get_preset('4drmr').pcd_limit_range,
+                             azi_limit_range=(-53, 53), score_threshold=0.5, box_convention='mmdet3d<1.0')
+    direct.process(infos, results)
+    direct.evaluate()
+    assert flat == direct.flat_metrics('pts_bbox')
