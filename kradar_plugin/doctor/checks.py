@@ -21,6 +21,7 @@ CHECKS = (
     Check('mmcv-full', rules.mmcv_full, ('mmcv-full', 'mmcv')),
     Check('mmcv-range', rules.openmmlab_ranges, ('mmcv-full', 'mmcv', 'mmdet', 'mmdet3d', 'mmseg', 'mmengine')),
     Check('openmmlab-mix', rules.openmmlab_mix, ('mmcv-full', 'mmcv', 'mmcv-lite', 'mmdet', 'mmseg', 'mmdet3d')),
+    Check('package-owners', rules.package_owners, ()),
     Check('imports', rules.imports, ()),
     Check('mmdet3d-numpy', rules.mmdet3d_numpy, ('mmdet3d', 'numpy-effective')),
     Check('mmcv-wheel', rules.mmcv_wheel, ('mmcv', 'torch')),
@@ -47,7 +48,9 @@ CHECKS = (
 )
 
 
-def _show(key, value):
+def _show(key, value, providers=None):
+    if providers and key in providers:
+        return '%s %s (%s)' % (key, value, providers[key])     # a fork, e.g. 'mmcv 2.3.6 (onedl-mmcv)'
     if key == 'shm':
         return '/dev/shm %d MiB' % (value // 2 ** 20)
     if key == 'gpu-cc':
@@ -60,7 +63,8 @@ def _show(key, value):
 
 
 def ok_line(check, facts):
-    shown = [_show(k, facts[k]) for k in check.shows if facts.get(k) not in (None, '', [])]
+    providers = facts.get('providers')
+    shown = [_show(k, facts[k], providers) for k in check.shows if facts.get(k) not in (None, '', [])]
     return ', '.join(shown) + ': compatible' if shown else 'OK'
 
 

@@ -29,6 +29,10 @@ ALIASES = {'mmcv_full': 'mmcv-full', 'numpy_base': 'numpy-base', 'cudatoolkit': 
            'nvidia-driver': 'driver', 'cc': 'gpu-cc', 'workers_per_gpu': 'workers-per-gpu',
            'mmsegmentation': 'mmseg', 'mmdetection': 'mmdet', 'mmdetection3d': 'mmdet3d',
            'mmcv_lite': 'mmcv-lite', 'checkpoint_mmdet3d': 'checkpoint-mmdet3d'}
+# Forks of the OpenMMLab packages (distribution -> the package fact it replaces): ``--assume onedl-mmcv=2.3.6``
+# judges mmcv 2.3.6, named as onedl-mmcv (see probes/packages.py OPENMMLAB_PACKAGES).
+FORKS = {'onedl-mmcv': 'mmcv', 'onedl-mmengine': 'mmengine', 'onedl-mmdetection': 'mmdet',
+         'onedl-mmdetection3d': 'mmdet3d', 'onedl-mmsegmentation': 'mmseg'}
 # Assuming one key replaces these live facts too (they describe the same installation).
 GROUPS = (
     ('numpy', 'numpy-base', 'numpy-runtime'),
@@ -63,11 +67,12 @@ def parse_assume(text):
         return {}
     items = text.items() if isinstance(text, dict) else \
         [tuple(p.split('=', 1)) if '=' in p else (p, None) for p in text.split(',') if p.strip()]
-    out = {}
+    out, forks = {}, {}
     for key, value in items:
         raw = key = key.strip()
         key = normalize_name(key)
-        key = ALIASES.get(key, ALIASES.get(raw, key))
+        fork = key if key in FORKS else None
+        key = FORKS.get(key, ALIASES.get(key, ALIASES.get(raw, key)))
         if key not in ASSUMABLE:
             raise ValueError('--assume: unknown key %r; known keys: %s' % (raw, ', '.join(sorted(ASSUMABLE))))
         if value is None or str(value).strip() == '':
@@ -87,7 +92,13 @@ def parse_assume(text):
             value = value if value.lower() not in ('no', 'none', 'false', '0') else None
         elif key not in ('mmcv-ext', 'sharing-strategy', 'pipeline') and parse_version(value) is None:
             raise ValueError('--assume: %s=%r is not a version' % (raw, value))
+        if fork and key == 'mmcv' and parse_version(value) < '2.0.0rc0':
+            key = 'mmcv-full'            # a 1.x mmcv fork is the full build
+        if fork:
+            forks[key] = fork
         out[key] = value
+    if forks:
+        out['providers'] = forks
     return out
 
 
@@ -101,11 +112,21 @@ def probe_skips(assumed):
 def merge(live, assumed):
     """Live facts with ``assumed`` applied group-wise; adds the derived facts the rules read."""
     facts = dict(live)
+    assumed = dict(assumed)
+    forks = assumed.pop('providers', {})
     for key in assumed:
         for group in GROUPS:
             if key in group:
                 for member in group:
                     facts.pop(member, None)
+    # an assumed package replaces the live one's provider and owners (mmcv-full's group: the mmcv package)
+    replaced = set(assumed) | (set(('mmcv', 'mmcv-full', 'mmcv-lite')) if set(assumed) & set(GROUPS[1]) else set())
+    providers = dict((k, v) for k, v in (facts.get('providers') or {}).items() if k not in replaced)
+    providers.update(forks)
+    facts['providers'] = providers
+    facts['package-owners'] = dict(
+        (k, v) for k, v in (facts.get('package-owners') or {}).items()
+        if k not in replaced and not (k == 'mmcv' and replaced & set(GROUPS[1])))
     if any(k in IMPORT_AFFECTING for k in assumed):
         for key in IMPORT_FACTS:
             facts.pop(key, None)

@@ -26,6 +26,10 @@ FACTS = (
     Fact('mmseg', 'probe', 'mmsegmentation version'),
     Fact('mmengine', 'probe', 'mmengine version'),
     Fact('yapf', 'probe', 'yapf version (formats configs in cfg.dump())'),
+    Fact('providers', 'probe', "{fact: distribution} for a package installed by a fork, e.g. {'mmcv': "
+                               "'onedl-mmcv'}: the fact holds the fork's version"),
+    Fact('package-owners', 'probe', "{package: ['dist version', ...]} where a fork and another distribution "
+                                    "install the same package"),
     # ---- OpenMMLab packages read as files (probes/openmmlab.py)
     Fact('mmcv-ext-file', 'probe', 'whether mmcv/_ext*.so is on disk (None without mmcv)'),
     Fact('installed-ranges', 'probe',

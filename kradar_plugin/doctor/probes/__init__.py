@@ -17,13 +17,13 @@ from .gather import gather
 from .imports import IMPORT_MODULES, import_probe
 from .openmmlab import (package_dir, parse_version_asserts, probe_installed_ranges,
                         probe_mmcv_ext_file)
-from .packages import (DISTRIBUTION_NAMES, DISTRIBUTIONS, conda_meta_dir, metadata_version,
-                       probe_conda_packages, probe_distributions, probe_python)
+from .packages import (DISTRIBUTION_NAMES, DISTRIBUTIONS, OPENMMLAB_PACKAGES, conda_meta_dir, fork_facts,
+                       metadata_version, probe_conda_packages, probe_distributions, probe_providers, probe_python)
 from .system import SHM_MANAGER_COMM, probe_nofile, probe_shm, probe_shm_free, probe_shm_managers
 
 __all__ = ['cuda_home_candidates', 'probe_cuda_toolkit', 'probe_driver', 'probe_gpu_count', 'probe_libnvvm',
            'toolkit_version_from_home', 'framework_probe', 'loaded_framework_facts', 'gather', 'IMPORT_MODULES',
            'import_probe', 'package_dir', 'parse_version_asserts', 'probe_installed_ranges', 'probe_mmcv_ext_file',
-           'DISTRIBUTION_NAMES', 'DISTRIBUTIONS', 'conda_meta_dir', 'metadata_version', 'probe_conda_packages',
-           'probe_distributions', 'probe_python', 'SHM_MANAGER_COMM', 'probe_nofile', 'probe_shm',
-           'probe_shm_free', 'probe_shm_managers']
+           'DISTRIBUTION_NAMES', 'DISTRIBUTIONS', 'OPENMMLAB_PACKAGES', 'conda_meta_dir', 'fork_facts',
+           'metadata_version', 'probe_conda_packages', 'probe_distributions', 'probe_providers', 'probe_python',
+           'SHM_MANAGER_COMM', 'probe_nofile', 'probe_shm', 'probe_shm_free', 'probe_shm_managers']

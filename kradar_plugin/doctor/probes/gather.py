@@ -4,7 +4,8 @@ from .cuda import probe_cuda_toolkit, probe_driver, probe_gpu_count, probe_libnv
 from .framework import framework_probe, loaded_framework_facts
 from .imports import IMPORT_MODULES, import_probe
 from .openmmlab import probe_installed_ranges, probe_mmcv_ext_file
-from .packages import conda_meta_dir, probe_conda_packages, probe_distributions, probe_python
+from .packages import (conda_meta_dir, fork_facts, probe_conda_packages, probe_distributions, probe_providers,
+                       probe_python)
 from .system import probe_nccl_env, probe_nofile, probe_shm, probe_shm_free, probe_shm_managers
 
 
@@ -15,6 +16,7 @@ def gather(quick=False, skip=()):
     facts = {'python': probe_python(), 'conda': bool(conda_meta_dir())}
     for name, version in dists.items():
         facts[normalize_name(name)] = version
+    facts.update(fork_facts(dists, probe_providers()))  # onedl-mmcv & co: judged as the package they replace
     if conda.get('numpy'):
         facts['numpy'] = conda['numpy']  # what conda says is installed; numpy-base is what imports
     facts['numpy-base'] = conda.get('numpy-base')

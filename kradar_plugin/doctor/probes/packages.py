@@ -6,13 +6,25 @@ import os
 import platform
 import sys
 
+from ...compat.versions import normalize_name, parse_version
+
 DISTRIBUTIONS = ('numba', 'numpy', 'torch', 'mmcv', 'mmcv-full', 'mmcv-lite', 'mmdet', 'mmdet3d', 'mmseg',
                  'mmengine', 'yapf', 'numba-cuda')
 # Fact name -> distribution names to try, where they differ (mmseg is distributed as mmsegmentation).
 DISTRIBUTION_NAMES = {'mmseg': ('mmsegmentation', 'mmseg')}
 
 
-def metadata_version(name):
+#: OpenMMLab import package -> (its fact, the distributions OpenMMLab publishes it as). Any other
+#: distribution that installs the package is a fork judged as the package it replaces: onedl-mmcv (2.3.0 on,
+#: after mmcv 2.2.0), onedl-mmengine (0.10.8 on, after 0.10.7), onedl-mmdetection (3.4.0 on, after 3.3.0),
+#: onedl-mmsegmentation, build variants such as onedl-mmcv-cu128-torch2-8 (PyPI, 2026-11-27; there is no
+#: onedl-mmdetection3d there).
+OPENMMLAB_PACKAGES = (('mmcv', 'mmcv', ('mmcv', 'mmcv-full', 'mmcv-lite')), ('mmengine', 'mmengine', ('mmengine',)),
+                      ('mmdet', 'mmdet', ('mmdet',)), ('mmdet3d', 'mmdet3d', ('mmdet3d',)),
+                      ('mmseg', 'mmseg', ('mmsegmentation', 'mmseg')))
+
+
+def _metadata():
     try:
         from importlib import metadata  # novermin  (Python >= 3.8; 3.7 falls back below)
     except ImportError:  # Python 3.7
@@ -20,6 +32,11 @@ def metadata_version(name):
             import importlib_metadata as metadata
         except ImportError:
             metadata = None
+    return metadata
+
+
+def metadata_version(name):
+    metadata = _metadata()
     spellings = (name, name.replace('-', '_'))
     if metadata is not None:
         for spelling in spellings:
@@ -50,6 +67,77 @@ def probe_distributions(names=DISTRIBUTIONS):
             if found[name]:
                 break
     return found
+
+
+def _top_level(dist):
+    """Top-level import names a distribution installs: top_level.txt (setuptools), else its RECORD's paths
+    (wheels built by hatchling or flit have no top_level.txt, onedl-mmengine's among them)."""
+    text = dist.read_text('top_level.txt')
+    if text:
+        return set(text.split())
+    record = dist.read_text('RECORD') or ''
+    return set(line.split('/', 1)[0] for line in record.splitlines() if '/' in line.split(',', 1)[0])
+
+
+def probe_providers():
+    """{import package: [(distribution, version), ...]}: every installed distribution that installs one of
+    the OpenMMLab packages, in path order. Only distributions named like one (``mm`` in the name: onedl-mm*,
+    mmcv-*, mmdet-*) are read, to keep the probe cheap: reading every file list takes seconds."""
+    metadata = _metadata()
+    if metadata is None:
+        return {}
+    wanted = set(package for package, _, _ in OPENMMLAB_PACKAGES)
+    found, seen = {}, set()
+    try:
+        dists = list(metadata.distributions())
+    except Exception:  # a broken metadata directory must not take the doctor down
+        return {}
+    for dist in dists:
+        try:
+            name = dist.metadata['Name'] or ''
+            key = normalize_name(name)
+            if 'mm' not in key or key in seen:
+                continue
+            seen.add(key)
+            for package in sorted(_top_level(dist) & wanted):
+                found.setdefault(package, []).append((name, dist.version))
+        except Exception:
+            continue
+    return found
+
+
+def fork_facts(versions, providers):
+    """Facts of the forks among ``providers`` (see :func:`probe_providers`), given the upstream ``versions``
+    of :func:`probe_distributions`: {fact: version} of packages only a fork installs (a 1.x mmcv fork is
+    judged as mmcv-full, a 2.x one as mmcv), 'providers' {fact: distribution}, and 'package-owners'
+    {package: ['dist version', ...]} where a fork and another distribution install the same package."""
+    facts, named, owners = {}, {}, {}
+    for package, fact, upstream in OPENMMLAB_PACKAGES:
+        dists = providers.get(package, [])
+        forks = [(d, v) for d, v in dists if normalize_name(d) not in upstream]
+        if not forks:
+            continue
+        # the upstream distributions probe_distributions found, under their distribution names
+        ours = [(upstream[0] if f == fact else f, versions[f]) for f in ((fact,) if package != 'mmcv' else upstream)
+                if versions.get(f)]
+        both = forks + ours
+        if len(both) > 1:
+            owners[package] = ['%s %s' % (d, v) for d, v in both]
+        if ours:
+            continue
+        name, version = forks[0]
+        if package == 'mmcv':
+            fact = 'mmcv' if _at_least(version, '2.0.0rc0') else 'mmcv-full'
+        facts[fact] = version
+        named[fact] = name
+    facts['providers'] = named
+    facts['package-owners'] = owners
+    return facts
+
+
+def _at_least(version, minimum):
+    v = parse_version(version)
+    return v is not None and v >= minimum
 
 
 def probe_python():

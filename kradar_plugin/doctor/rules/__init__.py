@@ -8,7 +8,7 @@ check family:
 
 - numba.py: numba-python, numba-numpy, numba-cuda, numba-driver, libnvvm, cuda-compile
 - mmcv.py: mmcv-full, mmcv-wheel, mmcv-torch
-- openmmlab.py: mmcv-range, openmmlab-mix, mmdet3d-numpy, mmengine-torch, yapf
+- openmmlab.py: mmcv-range, openmmlab-mix, mmdet3d-numpy, mmengine-torch, yapf, package-owners
 - imports.py: imports, probe
 - numpy_base.py: numpy-base
 - gpu.py: torch-gpu (and ``has_gpu``)
@@ -28,11 +28,12 @@ from .mmcv import mmcv_full, mmcv_torch, mmcv_wheel
 from .nccl import nccl_failfast
 from .numba import compile_test, libnvvm, numba_cuda, numba_driver, numba_numpy, numba_python
 from .numpy_base import numpy_base
-from .openmmlab import mmdet3d_numpy, mmengine_torch, openmmlab_mix, openmmlab_ranges, yapf
+from .openmmlab import mmdet3d_numpy, mmengine_torch, openmmlab_mix, openmmlab_ranges, package_owners, yapf
 from .system import sharing_strategy, shm
 
 __all__ = ['box_convention', 'ddp_inplace_view', 'leftovers', 'pitfall', 'shm_batch', 'has_gpu', 'torch_gpu',
            'imports', 'probe_errors', 'dist_timeout', 'local_rank', 'mmcv_full', 'mmcv_torch', 'mmcv_wheel',
            'nccl_failfast', 'compile_test', 'libnvvm', 'numba_cuda', 'numba_driver', 'numba_numpy', 'numba_python',
-           'numpy_base', 'mmdet3d_numpy', 'mmengine_torch', 'openmmlab_mix', 'openmmlab_ranges', 'yapf',
+           'numpy_base', 'mmdet3d_numpy', 'mmengine_torch', 'openmmlab_mix', 'openmmlab_ranges', 'package_owners',
+           'yapf',
            'sharing_strategy', 'shm']

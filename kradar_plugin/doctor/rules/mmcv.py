@@ -34,7 +34,9 @@ def mmcv_full(facts):
     full, mmcv, lite2 = facts.get('mmcv-full'), facts.get('mmcv'), facts.get('mmcv-lite')
     if not full and not mmcv and not lite2:
         return skip('mmcv-full', 'mmcv not installed')
-    installed = ['%s %s' % (n, v) for n, v in (('mmcv', mmcv), ('mmcv-full', full), ('mmcv-lite', lite2)) if v]
+    providers = facts.get('providers') or {}    # a fork (onedl-mmcv) is named as installed, judged as mmcv
+    installed = ['%s %s' % (providers.get(n, n), v) for n, v in (('mmcv', mmcv), ('mmcv-full', full),
+                                                                  ('mmcv-lite', lite2)) if v]
     if len(installed) > 1:
         keep = "'mmcv-full==%s'" % full if full else "'mmcv==%s'" % mmcv
         return [CheckResult('mmcv-full', 'FAIL',
@@ -61,6 +63,7 @@ def mmcv_full(facts):
                             "datasets and evaluation fail to import" % (lite2, ', '.join(users)),
                             'pip uninstall -y mmcv-lite && ' + _mmcv_wheel_hint(lite2, facts))]
     name, version = ('mmcv-full', full) if full else ('mmcv', mmcv)
+    name = providers.get(name, name)
     ext = facts.get('mmcv-ext')
     if ext and ext != 'ok':
         hint = ' (compiled against another torch)' if 'undefined symbol' in ext else ''

@@ -1,8 +1,20 @@
 """Rules of the OpenMMLab version checks: the ranges mmdet/mmdet3d/mmseg assert, 1.x/2.x mixes, mmdet3d vs
-numpy's removed aliases, mmengine vs torch.load's default, yapf vs config formatting."""
+numpy's removed aliases, mmengine vs torch.load's default, yapf vs config formatting, and forks (onedl-mmcv &
+co.: judged as the package they replace, one distribution per package)."""
 from ...compat import facts as F
-from ..result import skip
+from ..result import CheckResult, skip
 from .mmcv import is_2x, mmcv_version
+
+#: forks whose every release already loads checkpoints under torch >= 2.6's weights_only default:
+#: onedl-mmengine's runner/checkpoint.py has ``_safe_torch_load`` from its first release on (read in the
+#: sdists of 0.10.8, 0.10.9, 0.10.10 and the wheel of 0.10.12 on PyPI, 2026-11-27)
+WEIGHTS_ONLY_SAFE_FORKS = ('onedl-mmengine',)
+
+
+def labelled(facts, fact):
+    """'mmcv 2.3.6 (onedl-mmcv)' for a fork, 'mmcv 2.2.0' otherwise."""
+    provider = (facts.get('providers') or {}).get(fact)
+    return '%s %s%s' % (fact, facts.get(fact), ' (%s)' % provider if provider else '')
 
 
 def openmmlab_ranges(facts):
@@ -14,8 +26,11 @@ def openmmlab_ranges(facts):
         version = facts.get(package)
         if not version:
             continue
+        providers = facts.get('providers') or {}
         if package not in assumed and package in installed:
             ranges = installed[package]
+        elif package in providers:      # a fork's version numbers are not upstream's: no table for them
+            continue
         else:
             ranges = dict((dep, (lo, hi, inclusive, True))
                           for dep, (lo, hi, inclusive) in F.openmmlab_asserts(package, version).items())
@@ -29,6 +44,10 @@ def openmmlab_ranges(facts):
             else:
                 dep_version = facts.get(dep)
             found = F.range_findings(package, version, dep, dep_version, lo, hi, 'asserts', inclusive)
+            fork = providers.get('mmcv' if dep in ('mmcv', 'mmcv-full') else dep)
+            if fork:
+                found = [f._replace(reason='%s (%s %s is %s\'s)' % (f.reason, dep, dep_version, fork),
+                                    fix='pip uninstall -y %s && %s' % (fork, f.fix)) for f in found]
             if not enforced:
                 found = [f._replace(status='WARN', reason=f.reason.replace('asserts', 'recommends'))
                          for f in found]
@@ -59,6 +78,8 @@ def mmengine_torch(facts):
         return skip('mmengine-torch', 'mmengine not installed')
     if not facts.get('torch'):
         return skip('mmengine-torch', 'torch not installed')
+    if (facts.get('providers') or {}).get('mmengine') in WEIGHTS_ONLY_SAFE_FORKS:
+        return []
     return F.mmengine_torch_load_findings(facts['mmengine'], facts['torch'])
 
 
@@ -67,3 +88,26 @@ def yapf(facts):
         return skip('yapf', 'yapf not installed')
     return F.yapf_findings(facts['yapf'], {'mmcv-full': facts.get('mmcv-full'), 'mmcv': facts.get('mmcv'),
                                            'mmengine': facts.get('mmengine')})
+
+
+def package_owners(facts):
+    """One distribution per OpenMMLab package: a fork next to the package it replaces (or to another fork)
+    overwrote its files; forks alone are named with the package they replace."""
+    owners = facts.get('package-owners') or {}
+    providers = facts.get('providers') or {}
+    if not owners and not providers:
+        return skip('package-owners', 'no fork of an OpenMMLab package installed')
+    findings = []
+    for package, dists in sorted(owners.items()):
+        keep = dists[0].split(' ')
+        findings.append(CheckResult(
+            'package-owners', 'FAIL',
+            'the %s package is installed by %s: each overwrote the other\'s files (import %s gives a mix of '
+            'them, and uninstalling one breaks the other)' % (package, ' and '.join(dists), package),
+            'pip uninstall -y %s && pip install %s==%s' % (' '.join(d.split(' ')[0] for d in dists), keep[0],
+                                                           keep[1])))
+    if not findings:
+        findings.append(CheckResult(
+            'package-owners', 'OK', '%s: one distribution per package, judged as %s' % (
+                ', '.join(labelled(facts, f) for f in sorted(providers)), ', '.join(sorted(providers))), ''))
+    return findings
