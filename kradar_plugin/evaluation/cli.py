@@ -39,7 +39,8 @@ def _parser():
                    help="classes to evaluate (default: Sedan; the benchmark's with --benchmark)")
     p.add_argument('--protocol', default=None, choices=list(PROTOCOL_NAMES) + ['all'],
                    help="legacy (EchoFusion's kradar_eval; the default, kradar with --kitti-dir), kradar (K-Radar "
-                        "eval.py: 11 points, z_center 1.0), 4drmr (4DR-MR eval.py: 11 points, z_center 0.5), revised (K-Radar "
+                        "eval.py: 11 points, z_center 1.0), 4drmr (4DR-MR eval.py: 11 points, z_center 0.5), "
+                        "revised (K-Radar "
                         "eval_revised.py: 41 points, z_center 0.5), fixed (corrected), or all of them")
     p.add_argument('--preset', choices=list(PRESET_NAMES),
                    help='a published setting: protocol, region, classes, label version and confidence thresholds '

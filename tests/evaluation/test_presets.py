@@ -178,8 +178,8 @@ def test_mmcv1_evaluation_dict_takes_a_preset_and_logs_the_fingerprint(tmp_path,
     assert 'confidence score > 0.5' in lines[0] and 'labels unknown' in lines[0]
     assert 'preset 4drmr with classes=Sedan (preset: Sedan Bus or Truck), score_thresholds=0.5 0.7' in lines[0]
     assert any('(4drmr protocol)' in line for line in logged)
-    direct = KRadarEvaluator(['Sedan'], '4drmr', ('bbox', 'bev', '3d'), pcd_limit_range=get_preset('4drmr').pcd_limit_range,
-                             azi_limit_range=(-53, 53), score_threshold=0.5, box_convention='mmdet3d<1.0')
+    direct = KRadarEvaluator(['Sedan'], '4drmr', ('bbox', 'bev', '3d'),
+                             pcd_limit_range=get_preset('4drmr').pcd_limit_range, azi_limit_range=(-53, 53), score_threshold=0.5, box_convention='mmdet3d<1.0')
     direct.process(infos, results)
     direct.evaluate()
     assert flat == direct.flat_metrics('pts_bbox')

@@ -111,8 +111,10 @@ class KRadarMetric(BaseMetric):
         if benchmark is not None and benchmark not in BENCHMARKS:
             raise ValueError('benchmark={!r}: expected one of {}'.format(benchmark, sorted(BENCHMARKS)))
         self.benchmark = benchmark
-        self.score_threshold = None if score_threshold is None else (
-            [float(t) for t in score_threshold] if isinstance(score_threshold, (list, tuple)) else float(score_threshold))
+        if isinstance(score_threshold, (list, tuple)):   # several: one table each, matching once
+            self.score_threshold = [float(t) for t in score_threshold]
+        else:
+            self.score_threshold = None if score_threshold is None else float(score_threshold)
         # K-Radar's own labels of another version for the same frames (kradar_plugin.files.relabel)
         self.relabel = dict(kradar_root=kradar_root, label_version=label_version, labels_dir=labels_dir,
                             only_r=only_r)
