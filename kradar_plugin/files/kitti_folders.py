@@ -161,7 +161,7 @@ def read_folder(path, progress=None):
                                   'them'.format(what, val, len(unlisted)))
     bar = progress(len(ids)) if progress is not None else None
     if bar is not None:
-        bar.start(len(ids), os.path.basename(os.path.normpath(path)))
+        bar.start(len(ids), 'reading {}'.format(os.path.basename(os.path.normpath(path))))
     gt, dt, conditions = _Side('GT'), _Side('prediction'), []
     pairs = 0
     for k, i in enumerate(ids):

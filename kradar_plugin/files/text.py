@@ -20,7 +20,8 @@ MAX_TEXT_BYTES = 64 << 20
 #: a K-Radar label file holds a few hundred bytes (100,000 objects take about 8 MB); K-Radar's split lists
 #: about 600 KB (all 34,994 frames under 1 MB); calibration and description files one or two short lines;
 #: a prediction-folder file one line per object (a few hundred objects at most, see kitti_folders) and
-#: ``val.txt`` one six-digit id a line (1,000,000 lines take 7-8 MB)
+#: ``val.txt`` one six-digit id a line (1,000,000 lines take 7-8 MB); K-Radar's ``complete_results.txt`` about
+#: 100 bytes per condition and class (19 conditions x 8 classes of one run under 16 KB)
 LIMITS = {
     'label file': 32 << 20,
     'split file': 8 << 20,
@@ -29,6 +30,7 @@ LIMITS = {
     'frame list': 16 << 20,
     'GT file': 8 << 20,
     'prediction file': 8 << 20,
+    'results file': 4 << 20,
 }
 
 _KINDS = ((stat.S_ISDIR, 'a directory'), (stat.S_ISFIFO, 'a FIFO (named pipe)'),

@@ -106,8 +106,12 @@ def info_columns(content):
 
 def write(directory, source, kind, columns, offsets, extra=None):
     """Write ``directory/<source's name>.npz``; returns its path."""
+    from kradar_plugin.files.safe_write import open_for_write
     if not os.path.isdir(directory):
-        os.makedirs(directory, exist_ok=True)    # two worker processes export side by side
+        try:
+            os.makedirs(directory, exist_ok=True)    # two worker processes export side by side
+        except OSError as exc:
+            raise ValueError('--export {!r}: cannot make the folder ({})'.format(directory, exc.strerror or exc))
     base = os.path.splitext(os.path.basename(source.rstrip('/')))[0] or 'input'
     path = os.path.join(directory, base + '.npz')
     arrays = dict((k, np.asarray(v)) for k, v in columns.items())
@@ -117,5 +121,6 @@ def write(directory, source, kind, columns, offsets, extra=None):
     for key, value in arrays.items():
         if value.dtype.kind == 'O':
             arrays[key] = value.astype(str)
-    np.savez_compressed(path, **arrays)
+    with open_for_write(path) as f:     # a fresh temporary file renamed over the name: never through a link
+        np.savez_compressed(f, **arrays)
     return path
