@@ -292,3 +292,65 @@ def test_the_pickle_opcodes_are_what_the_names_say():
     for name in ('object_dtype_fields.pkl', 'memo_nested_lists.pkl', 'colliding_keys.pkl', 'cycle.pkl'):
         list(pickletools.genops(CORPUS[name]))
     _ = frame
+
+
+def _has_matplotlib():
+    import importlib.util
+    return importlib.util.find_spec('matplotlib') is not None
+
+
+@pytest.mark.skipif(not hasattr(os, 'symlink'), reason='needs symbolic links')
+def test_outputs_never_write_through_planted_links(corpus, tmp_path):
+    """--export, --json and --plot-dir write fixed names into a user's folder: a link planted at such a name
+    is replaced by the new file, the file it points to is untouched, and no temporary file is left."""
+    root, files = corpus
+    victim = tmp_path / 'victim.txt'
+    victim.write_text('keep')
+    export, plots, scratch = tmp_path / 'export', tmp_path / 'plots', tmp_path / 'scratch'
+    export.mkdir()
+    for name in ('gt.npz', 'dt_ok.npz'):
+        os.symlink(str(victim), str(export / name))
+    metrics = tmp_path / 'metrics.json'
+    os.symlink(str(victim), str(metrics))
+    args = ['--gt-annos', files['gt.pkl'], '--dt-annos', files['dt_ok.pkl'], '--export', str(export),
+            '--json', str(metrics)]
+    if _has_matplotlib():       # the plot names, learnt from a first run, planted as links
+        proc, _ = _run(['--gt-annos', files['gt.pkl'], '--dt-annos', files['dt_ok.pkl'], '--plot-dir', str(scratch)],
+                       str(root))
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        plots.mkdir()
+        for name in os.listdir(str(scratch)):
+            os.symlink(str(victim), str(plots / name))
+        args += ['--plot-dir', str(plots)]
+    proc, _ = _run(args, str(root))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert victim.read_text() == 'keep'
+    outputs = [export / 'gt.npz', export / 'dt_ok.npz', metrics] + (
+        [plots / n for n in os.listdir(str(scratch))] if _has_matplotlib() else [])
+    for path in outputs:
+        assert os.path.isfile(str(path)) and not os.path.islink(str(path)), path
+    for name in ('gt.npz', 'dt_ok.npz'):
+        with np.load(str(export / name), allow_pickle=False) as content:
+            assert 'offsets' in content.files
+    import json
+    with open(str(metrics)) as f:
+        assert 'metrics' in json.load(f)
+    if _has_matplotlib():
+        assert all((plots / n).read_bytes()[:4] == b'\x89PNG' for n in os.listdir(str(plots)))
+    for folder in (export, tmp_path) + ((plots,) if _has_matplotlib() else ()):
+        assert not [n for n in os.listdir(str(folder)) if n.endswith('.tmp')], os.listdir(str(folder))
+
+
+@pytest.mark.parametrize('option', ['--export', '--json', '--plot-dir'])
+def test_output_where_a_file_stands(corpus, tmp_path, option):
+    """An output folder that is a file: exit 2 and one error line naming it, after the evaluation."""
+    root, files = corpus
+    if option == '--plot-dir' and not _has_matplotlib():
+        pytest.skip('--plot-dir needs matplotlib')
+    blocker = tmp_path / 'a_file'
+    blocker.write_text('x')
+    target = str(blocker / 'metrics.json') if option == '--json' else str(blocker)
+    proc, elapsed = _run(['--gt-annos', files['gt.pkl'], '--dt-annos', files['dt_ok.pkl'], option, target], str(root))
+    lines = [l for l in proc.stderr.splitlines() if l.startswith('kradar-eval: error: ')]
+    assert proc.returncode == 2 and len(lines) == 1 and str(blocker) in lines[0], proc.stderr[-2000:]
+    assert 'Traceback' not in proc.stderr and blocker.read_text() == 'x'
