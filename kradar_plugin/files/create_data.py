@@ -1,16 +1,18 @@
 """``kradar-create-data``: EchoFusion-layout info pickles from K-Radar's own files, any label version.
 
     kradar-create-data --root-path ROOT [ROOT ...] --out-dir OUT --split-dir DIR [--label-version v1.0]
-                       [--labels-dir DIR] [--extra-tag kradar] [--sequences 1-20]
+                       [--labels-dir DIR] [--extra-tag kradar] [--sequences 1-20] [--strict]
+    kradar-create-data --audit --root-path ROOT [ROOT ...] [--split-dir DIR] [--labels-dir DIR] [--json]
 
 Writes ``OUT/<tag>_infos_<split>.pkl`` for each split list ``<split>.txt`` in ``--split-dir`` (K-Radar's
-``resources/split`` or EchoFusion's ``ImageSets``). Reads labels, calibration and descriptions only; never
-writes into the dataset.
+``resources/split`` or EchoFusion's ``ImageSets``), in a pickle every numpy >= 1.17 reads. Reads labels,
+calibration and descriptions only; never writes into the dataset. Ends with one summary of the real files'
+quirks it met (:mod:`.quirks`); ``--strict`` makes each an error. ``--audit`` writes nothing and prints what
+the tree holds (:mod:`.audit`).
 """
 import argparse
 import gc
 import os
-import pickle
 import sys
 import time
 
@@ -19,30 +21,48 @@ from .calibration import Z_OFFSET
 from .errors import KRadarFileError
 from .infos import split_infos
 from .labels import VERSIONS, normalize_version, read_label
-from .splits import parse_sequences, read_split, split_files
+from .quirks import WARN, Quirks
+from .splits import overlaps, parse_sequences, read_split, split_files
 from .tree import KRadarTree
+
+PROG = 'kradar-create-data'
+
+
+def _label_version(text):
+    try:
+        return normalize_version(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc))
+
+
+def _sequences(text):
+    try:
+        return parse_sequences(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc))
 
 
 def _parser():
     p = argparse.ArgumentParser(
-        prog='kradar-create-data',
+        prog=PROG,
         description="EchoFusion-layout info pickles (<tag>_infos_<split>.pkl) from K-Radar's own label, "
                     "calibration, description and split files, for label versions v1.0 (the dataset's "
                     "info_label) and the revised v1.1, v2.0 and v2.1. No sensor file is read or written.")
     p.add_argument('--version', action='version', version='%(prog)s ' + __version__)
     p.add_argument('--root-path', nargs='+', required=True, metavar='ROOT',
                    help='dataset root(s) holding the sequence folders 1..58 (several disks: several roots)')
-    p.add_argument('--out-dir', required=True, help='where the info pickles go')
-    p.add_argument('--split-dir', required=True,
+    p.add_argument('--out-dir', help='where the info pickles go (required unless --audit)')
+    p.add_argument('--split-dir',
                    help="folder of split lists <split>.txt, lines '<seq>,<rdr>_<ldr64>.txt' (K-Radar's "
-                        "resources/split or EchoFusion's ImageSets)")
-    p.add_argument('--label-version', default='v1.0', type=normalize_version, metavar='|'.join(VERSIONS),
-                   help='K-Radar label version (default v1.0; the v2.0 benchmark is defined on v2.0)')
+                        "resources/split or EchoFusion's ImageSets; '#' lines are comments); required unless --audit")
+    p.add_argument('--label-version', type=_label_version, metavar='|'.join(VERSIONS),
+                   help='K-Radar label version (default v1.0; the v2.0 benchmark is defined on v2.0; --audit: '
+                        'every version found unless given)')
     p.add_argument('--labels-dir', help="the revised labels (v1.1, v2.0, v2.1): K-Radar's "
                                         "tools/revise_label/kradar_revised_label_v*_*.zip unzipped, its folder "
                                         "or inner folder")
     p.add_argument('--extra-tag', default='kradar', help='file name prefix (default kradar)')
-    p.add_argument('--sequences', type=parse_sequences, help='only these sequences, e.g. 1-20 (EchoFusion)')
+    p.add_argument('--sequences', type=_sequences, help='only these sequences, e.g. 1-20 (EchoFusion)')
     p.add_argument('--only-r', action='store_true',
                    help="K-Radar's onlyR: keep radar-visible objects (avail R), drop L and L1")
     p.add_argument('--z-offset', type=float, default=Z_OFFSET,
@@ -54,25 +74,38 @@ def _parser():
     p.add_argument('--check-sensors', action='store_true',
                    help='check that each frame\'s front image, radar cube and --radar-path files exist '
                         '(stat only)')
+    p.add_argument('--strict', action='store_true',
+                   help="make each quirk of the real files an error (visibility values outside R/L/L1, classes "
+                        "outside the benchmark's five, yaw outside +-180 degrees, glued headers, split-list "
+                        "comments, duplicates and overlaps, ...) instead of reading it as K-Radar does")
+    p.add_argument('--audit', action='store_true',
+                   help='write nothing: print what the tree holds (per label version: frames, classes, '
+                        'visibility, yaw range, quirks; missing descriptions and calibrations; split lists '
+                        'against the label files); exit 0 when nothing blocks conversion, 2 otherwise')
+    p.add_argument('--json', action='store_true', help='--audit: print the report as JSON')
     p.add_argument('--no-progress', action='store_true', help='no progress bar')
     return p
 
 
 def convert_split(tree, split_path, sequences=None, z_offset=Z_OFFSET, only_r=False, extra_paths=None,
-                  check_sensors=False, progress=None):
-    """The info list of one split file (entries in file order). The garbage collector pauses meanwhile: the
-    many small containers built would trigger collections that find nothing (half the time otherwise)."""
+                  check_sensors=False, progress=None, entries=None, quirks=None):
+    """The info list of one split file (entries in file order; ``entries`` its :class:`~.splits.SplitEntry`
+    list when already read); the quirks met are counted in ``quirks`` (a :class:`~.quirks.Quirks`). The
+    garbage collector pauses meanwhile: the many small containers built would trigger collections that find
+    nothing (half the time otherwise)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _convert_split(tree, split_path, sequences, z_offset, only_r, extra_paths, check_sensors, progress)
+        if entries is None:
+            entries = read_split(split_path, sequences, quirks)
+        return _convert_split(tree, split_path, entries, z_offset, only_r, extra_paths, check_sensors, progress,
+                              quirks)
     finally:
         if enabled:
             gc.enable()
 
 
-def _convert_split(tree, split_path, sequences, z_offset, only_r, extra_paths, check_sensors, progress):
-    entries = read_split(split_path, sequences)
+def _convert_split(tree, split_path, entries, z_offset, only_r, extra_paths, check_sensors, progress, quirks):
     labels = []
     if progress is not None:
         progress.start(len(entries), os.path.basename(split_path))
@@ -90,15 +123,11 @@ def _convert_split(tree, split_path, sequences, z_offset, only_r, extra_paths, c
                     split_path, entry.number))
             raise
         labels.append(label)
+        if label.quirks and quirks is not None:
+            quirks.add_file(entry.sequence + '/' + entry.label, label.quirks)
         if progress is not None and (index + 1) % 500 == 0:
             progress.update(500)
     infos = split_infos(tree, entries, labels, z_offset, only_r, extra_paths, check_sensors)
-    skipped = [(label.path, line, why) for label in labels for line, why in label.skipped]
-    if skipped:
-        path, line, why = skipped[0]
-        sys.stderr.write('kradar-create-data: warning: {}: skipped {} object line(s) that K-Radar\'s loader skips '
-                         'too (\'* split err\'); first: {}:{}: {}\n'.format(
-                             os.path.basename(split_path), len(skipped), path, line, why))
     if progress is not None:
         progress.update(len(entries) % 500)
         progress.close()
@@ -120,39 +149,87 @@ def _extra_paths(items):
 
 
 def main(argv=None):
-    args = _parser().parse_args(argv)
-    from ..evaluation.progress import TextBar
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.audit:
+        from .audit import main_audit
+        return main_audit(args, _bar)
+    for flag, value in (('--out-dir', args.out_dir), ('--split-dir', args.split_dir)):
+        if not value:
+            parser.error('{} is required (or --audit to look at the tree without converting)'.format(flag))
     start = time.time()
+    quirks = Quirks()
+    version = args.label_version or 'v1.0'
     try:
         extra = _extra_paths(args.radar_path)
-        tree = KRadarTree(args.root_path, args.label_version, args.labels_dir)
+        tree = KRadarTree(args.root_path, version, args.labels_dir)
         splits = split_files(args.split_dir)
-        os.makedirs(args.out_dir, exist_ok=True)
-        written = []
-        for name, path in sorted(splits.items()):
-            bar = None if args.no_progress else _bar(TextBar)
-            infos = convert_split(tree, path, args.sequences, args.z_offset, args.only_r, extra,
-                                  args.check_sensors, bar)
+        lists = dict((name, read_split(path, args.sequences, quirks)) for name, path in splits.items())
+        for line, places in overlaps(lists):
+            quirks.add('split_overlap', '{} ({})'.format(line, ', '.join('{}.txt:{}'.format(*p) for p in places)))
+        check_out_dir(args.out_dir)
+        outputs = []
+        for name in sorted(splits):
+            bar = None if args.no_progress else _bar()
+            infos = convert_split(tree, splits[name], z_offset=args.z_offset, only_r=args.only_r, extra_paths=extra,
+                                  check_sensors=args.check_sensors, progress=bar, entries=lists[name], quirks=quirks)
             out = os.path.join(args.out_dir, '{}_infos_{}.pkl'.format(args.extra_tag, name))
-            tmp = out + '.tmp'
-            with open(tmp, 'wb') as f:
-                pickle.dump(infos, f, protocol=4)   # Python 3.4+: numpy arrays as raw bytes (2 encodes them)
-            os.replace(tmp, out)
-            written.append((out, len(infos), sum(len(i['annos']['rotation_y']) for i in infos)))
+            outputs.append((out, _pickled(infos), len(infos), sum(len(i['annos']['rotation_y']) for i in infos)))
+            del infos
+        report_quirks(quirks, args.strict)
+        for out, data, _, _ in outputs:
+            write_file(out, data)
     except (KRadarFileError, ValueError, OSError) as exc:
-        sys.stderr.write('kradar-create-data: error: {}\n'.format(exc))
+        sys.stderr.write('{}: error: {}\n'.format(PROG, exc))
         return 2
-    for out, frames, objects in written:
+    for out, _, frames, objects in outputs:
         sys.stdout.write('{}: {} frames, {} objects (labels {})\n'.format(out, frames, objects, tree.label_version))
     sys.stdout.write('done in {:.2f} s\n'.format(time.time() - start))
     return 0
 
 
-def _bar(text_bar):
+def report_quirks(quirks, strict=False, stream=None, prog=PROG):
+    """The summary of the quirks met, one line each (``note:``, or ``warning:`` for split duplicates and
+    overlaps); with ``strict`` the first becomes a ValueError (the error line), after the summary."""
+    stream = stream or sys.stderr
+    for kind in quirks.ordered():
+        level = 'warning' if kind in WARN else 'note'
+        stream.write('{}: {}: {}\n'.format(prog, level, quirks.line(kind)))
+    if strict and quirks:
+        kinds = quirks.ordered()
+        raise ValueError('--strict: {}{}'.format(quirks.line(kinds[0]), ' (and {} other kind(s) of quirk, listed '
+                                                 'above)'.format(len(kinds) - 1) if len(kinds) > 1 else ''))
+
+
+def check_out_dir(path):
+    """Create ``path``; a file or anything else in its place is a KRadarFileError, not a raw errno."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise KRadarFileError(path, '--out-dir exists and is not a folder: give a folder (it is created when '
+                                    'missing)')
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise KRadarFileError(path, 'cannot create the --out-dir folder ({})'.format(exc.strerror or exc))
+
+
+def _pickled(infos):
+    """The infos as a pickle every supported numpy (>= 1.17, 1.x and 2.x) reads with a plain pickle.load."""
+    from .portable_pickle import dumps
+    return dumps(infos)
+
+
+def write_file(path, data):
+    """``data`` to ``path`` through a fresh temporary file beside it (never a planted link), then a rename."""
+    from .safe_write import write_bytes
+    write_bytes(path, data)
+
+
+def _bar():
+    from ..evaluation.progress import TextBar
     try:
         from tqdm import tqdm
     except ImportError:
-        return text_bar()
+        return TextBar()
     from ..evaluation.progress import TqdmBar
     return TqdmBar(tqdm)
 

@@ -5,7 +5,7 @@ import os
 import re
 
 from .errors import KRadarFileError
-from .text import lines_of
+from .text import kind_of, lines_of
 
 SplitEntry = collections.namedtuple('SplitEntry', 'sequence label line number')
 SplitEntry.__doc__ = ("One frame of a split: ``sequence`` ('1'..'58'), ``label`` file name, ``line`` its "
@@ -80,8 +80,15 @@ def split_files(split_dir):
     if not os.path.isdir(split_dir):
         raise KRadarFileError(split_dir, 'no such split folder' if not os.path.exists(split_dir)
                               else 'not a folder (give the folder holding train.txt / test.txt)')
-    names = sorted(n for n in os.listdir(split_dir) if n.endswith('.txt') and not n.startswith('.') and
-                   os.path.isfile(os.path.join(split_dir, n)))
+    names = sorted(n for n in os.listdir(split_dir) if n.endswith('.txt') and not n.startswith('.'))
+    for name in names:      # a FIFO, device or folder named <split>.txt is refused by name, never dropped
+        path = os.path.join(split_dir, name)
+        try:
+            other = kind_of(os.stat(path).st_mode)
+        except OSError as exc:
+            raise KRadarFileError(path, 'cannot read the split list ({})'.format(exc.strerror or exc))
+        if other:
+            raise KRadarFileError(path, 'split list is {}, not a regular file: refused'.format(other))
     if not names:
         raise KRadarFileError(split_dir, 'no split list (*.txt) in this folder')
     return dict((n[:-4], os.path.join(split_dir, n)) for n in names)
