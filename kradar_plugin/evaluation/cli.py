@@ -5,8 +5,6 @@ registration that ``import kradar_plugin`` does for configs: no torch, mmcv or m
 and numba only when an evaluation runs.
 """
 import argparse
-import json
-import os
 import sys
 
 from ..version import __version__
@@ -77,8 +75,19 @@ def _parser():
     g.add_argument('--score-threshold', type=float, nargs='+', metavar='T',
                    help='keep detections with score > T (K-Radar: 0.3, 0.5, 0.7; 0.0 keeps every positive score); '
                         'several values: one table per threshold, JSON keyed by threshold, matching done once')
-    g.add_argument('--table', choices=['markdown', 'latex', 'csv'],
-                   help="print K-Radar's paper table (Total and the seven weathers; AP3D and APBEV; #GT)")
+    g.add_argument('--table', choices=['markdown', 'latex', 'csv', 'kradar'],
+                   help="print K-Radar's paper table (Total and the seven weathers, then --group columns; AP3D "
+                        "and APBEV; #GT); kradar: K-Radar's own printed format (complete_results.txt), alone "
+                        "on stdout, for scripts built around it")
+    g.add_argument('--group', action='append', metavar='NAME=SEQS',
+                   help='a group of sequences as an extra column, e.g. clean=1-20,22 (repeatable): GT counts, '
+                        'bootstrap intervals over its sequences and the comparison as the weathers have')
+    g.add_argument('--groups', metavar='FILE', help='groups from a JSON or YAML file: name -> "1-20,22", a list of '
+                                                    'numbers and ranges, or a split list file')
+    g.add_argument('--groups-only', action='store_true', help='the groups instead of the weather columns')
+    g.add_argument('--kradar-results', nargs='+', metavar='FILE',
+                   help="K-Radar's printed results (complete_results.txt; several: epochs x thresholds, labelled "
+                        "by path) as these tables and --json; --infos gives GT counts (N/A for a class without GT)")
     g.add_argument('--bootstrap', type=int, default=0, metavar='N',
                    help='N bootstrap replicates resampling whole sequences: adds ci95 per group')
     g.add_argument('--seed', type=int, default=0, help='bootstrap seed (same seed, same intervals)')
@@ -103,7 +112,7 @@ def _parser():
 
 def _grouped_mode(args):
     return bool(args.conditions or args.table or args.bootstrap or args.compare_dt_annos or args.compare_results
-                or args.score_threshold is not None)
+                or args.score_threshold is not None or args.group or args.groups)
 
 
 def _evaluations(args):
@@ -223,6 +232,7 @@ def _evaluate_kitti(args, names, overrides, make_bar):
 
 def _evaluator(args, names, overrides):
     """The :class:`KRadarEvaluator` the arguments describe (the dataset evaluations use the same one)."""
+    from .cli_printed import user_groups
     from .evaluator import KRadarEvaluator
     settings = dict((k, v) for k, v in overrides.items() if k != 'pcd_limit_range')   # --benchmark's / preset's
     annotations = not (args.infos or args.results)
@@ -235,7 +245,7 @@ def _evaluator(args, names, overrides):
         score_threshold=args.score_threshold, conditions=None, bootstrap=args.bootstrap, seed=args.seed,
         box_convention=args.box_convention, dt_z_is_bottom=args.dt_z_is_bottom, grouped=_grouped_mode(args) or None,
         kradar_root=args.kradar_root, label_version=args.label_version, labels_dir=args.labels_dir,
-        only_r=args.only_r, preset=args.preset, **settings)
+        only_r=args.only_r, preset=args.preset, groups=user_groups(args), groups_only=args.groups_only, **settings)
     if annotations:
         evaluator.region_filtered = bool(args.benchmark or args.preset)
     args.evaluator = evaluator
@@ -298,6 +308,7 @@ def _evaluate_results(args, names, overrides, make_bar):
 def main(argv=None):
     args = _parser().parse_args(argv)
     from . import report
+    from .cli_output import print_tables, write_json
     if args.list_presets:
         from .presets import list_text
         sys.stdout.write(list_text())
@@ -308,6 +319,14 @@ def main(argv=None):
                 import matplotlib  # noqa: F401  (checked before the evaluation runs)
             except ImportError:
                 raise ValueError('--plot-dir needs matplotlib (pip install matplotlib)')
+        if args.groups_only and not (args.group or args.groups):
+            raise ValueError('--groups-only needs --group or --groups')
+        if args.kradar_results:
+            from .cli_printed import run
+            return run(args)
+        if args.table == 'kradar' and args.protocol == 'all':
+            raise ValueError("--table kradar prints one protocol's results (K-Radar's format names none): choose "
+                             "--protocol")
         evaluations, grouped = _evaluations(args)
     except ValueError as exc:
         sys.stderr.write('kradar-eval: error: {}\n'.format(' '.join(str(exc).split())))
@@ -316,14 +335,16 @@ def main(argv=None):
         sys.stderr.write('kradar-eval: error: {}: {} (unexpected; please report it with the command line)\n'.format(
             type(exc).__name__, ' '.join(str(exc).split())[:500]))
         return 2
-    _print_tables(args, evaluations, grouped)
+    print_tables(args, evaluations, grouped)
+    for note in args.evaluator.group_notes:
+        sys.stderr.write('kradar-eval: note: {}\n'.format(note))
     for ev in evaluations:
         note = report.z_convention_note(ev)
         if note:
             sys.stderr.write('kradar-eval: note: {}\n'.format(note))
     try:    # each file through a fresh temporary file renamed over its name (files.safe_write)
         if args.json:
-            _write_json(args, evaluations, grouped)
+            write_json(args, evaluations, grouped)
         if args.plot_dir:
             paths = []
             for ev in evaluations:
@@ -335,85 +356,6 @@ def main(argv=None):
         sys.stderr.write('kradar-eval: error: {}\n'.format(' '.join(str(exc).split())))
         return 2
     return 0
-
-
-def _print_tables(args, evaluations, grouped):
-    """The text tables: per confidence threshold, each protocol's own table (one protocol, or --full), the
-    compact table (several), the paper tables (--table); each closed by its scoring fingerprint."""
-    from . import report
-    evaluator = args.evaluator
-    thresholds = evaluator.score_thresholds
-    several = len(thresholds) > 1
-    for n_t, threshold in enumerate(thresholds):
-        evs = evaluator.evaluations_at[n_t] if several else evaluations
-        groups_t = evaluator.groups_at[n_t] if several and evaluator.groups_at else grouped
-        at = '' if not several else ', {}'.format(report.threshold_text(threshold).replace(
-            'score >', 'detections with score >'))
-        if len(evs) == 1 or args.full:   # a single protocol: its own table, as the dataset logs it
-            for ev in evs:
-                sys.stdout.write('=== protocol: {}{} ===\n{}\n{}\n'.format(
-                    ev.protocol.name, at, ev.result_str, evaluator.fingerprint(ev.protocol, threshold)))
-        if len(evs) > 1 or args.full:
-            if several:
-                sys.stdout.write('=== {} ===\n'.format(report.threshold_text(threshold)))
-            sys.stdout.write(report.compact_table(evs))
-            sys.stdout.write(''.join(evaluator.fingerprint(ev.protocol, threshold) + '\n' for ev in evs))
-        if groups_t is not None and args.table:
-            from .tables import render
-            for ev in evs:
-                groups = groups_t[ev.protocol.name]
-                caption = evaluator.fingerprint(ev.protocol, threshold)
-                sys.stdout.write('=== {} protocol, per condition{} ===\n'.format(
-                    ev.protocol.name, '' if threshold is None else
-                    ', detections with score > {:g}'.format(threshold)))
-                sys.stdout.write(render(groups, args.classes, ev.ious, args.table, caption=caption))
-                if args.compare_dt_annos or args.compare_results:
-                    sys.stdout.write(render(groups, args.classes, ev.ious, args.table, delta=True, caption=caption))
-
-
-def _json_payload(args, evaluations, grouped, threshold):
-    """The ``--json`` object of one confidence threshold."""
-    from . import report
-    evaluator = args.evaluator
-    if len(evaluations) == 1:
-        name = evaluations[0].protocol.name
-        payload = {'protocol': name, 'metrics': report.json_metrics(evaluations[0]),
-                   'fingerprint': evaluator.fingerprint(evaluations[0].protocol, threshold)}
-        if grouped is not None:
-            payload['groups'] = grouped[name]
-            payload['metrics'] = grouped[name]['total']['metrics']
-    else:
-        payload = {'protocol': 'all',
-                   'metrics': dict((ev.protocol.name, report.json_metrics(ev)) for ev in evaluations),
-                   'fingerprint': dict((ev.protocol.name, evaluator.fingerprint(ev.protocol, threshold))
-                                       for ev in evaluations)}
-        if grouped is not None:
-            payload['groups'] = grouped
-    if threshold is not None:
-        payload['score_threshold'] = threshold
-    return payload
-
-
-def _write_json(args, evaluations, grouped):
-    """The first threshold's payload at the top level (as with one threshold); with several, every one's
-    under ``score_thresholds`` keyed as K-Radar names its folders ('0.3')."""
-    evaluator = args.evaluator
-    thresholds = evaluator.score_thresholds
-    payload = _json_payload(args, evaluations, grouped, thresholds[0])
-    if evaluator.preset:
-        payload['preset'] = evaluator.preset
-        payload['preset_overrides'] = list(evaluator.preset_overrides)
-    if len(thresholds) > 1:
-        payload['score_thresholds'] = dict(
-            (str(t), _json_payload(args, evaluator.evaluations_at[n], evaluator.groups_at[n]
-                                   if evaluator.groups_at else None, t)) for n, t in enumerate(thresholds))
-    directory = os.path.dirname(os.path.abspath(args.json))
-    if not os.path.isdir(directory):
-        os.makedirs(directory)
-    from kradar_plugin.files.safe_write import open_for_write
-    with open_for_write(args.json, 'w') as f:
-        json.dump(payload, f, indent=2, sort_keys=True)
-    sys.stdout.write('metrics written to {}\n'.format(args.json))
 
 
 if __name__ == '__main__':  # pragma: no cover

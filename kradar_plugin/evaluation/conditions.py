@@ -111,19 +111,28 @@ def _ordered(values, known):
     return [v for v in known if v in present] + sorted(v for v in present if v not in known and v)
 
 
-def groups(conditions, frames=None):
+def groups(conditions, frames=None, user_groups=None, groups_only=False):
     """``{group name: frame indices (int64 array)}`` in table order (insertion order): ``total`` then
-    weather, road and time groups (conditions None: ``total`` only). ``frames``: the frame indices
-    evaluated (default all). Values are compared as :func:`normalize` spells them."""
+    weather, road and time groups (conditions None: ``total`` only), then ``group/<name>`` of each user
+    group (``groups.UserGroup``; kept even when empty); ``groups_only``: no condition groups. ``frames``: the
+    frame indices evaluated (default all). Values are compared as :func:`normalize` spells them."""
     n = len(conditions) if conditions is not None else 0
     frames = np.arange(n, dtype=np.int64) if frames is None else np.asarray(frames, dtype=np.int64)
     out = {'total': frames}
     if conditions is None:
         return out
+    if not groups_only:
+        _condition_groups(out, conditions, frames)
+    if user_groups:
+        from .groups import frames_of
+        out.update(frames_of(user_groups, conditions, frames))
+    return out
+
+
+def _condition_groups(out, conditions, frames):
     for key, prefix, known in KINDS:
         raw = [conditions[i].get(key) for i in frames.tolist()]
         spelled = dict((value, normalize(value)) for value in set(raw))
         values = np.array([spelled[value] for value in raw] or [''], dtype=object)[:len(raw)]
         for value in _ordered(set(spelled.values()), known):
             out['{}/{}'.format(prefix, value)] = frames[values == value]
-    return out

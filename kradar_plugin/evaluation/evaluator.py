@@ -37,8 +37,7 @@ class KRadarEvaluator(object):
     when they carry ``road_type``, ``capture_time`` and ``climate``; a list with one row per frame; None:
     no groups); ``grouped`` (None: groups when conditions, a comparison, a bootstrap or a score threshold
     ask for them; True: always, ``total`` at least); ``bootstrap`` / ``seed`` (intervals resampling
-    sequences); ``box_convention`` /
-    ``dt_z_is_bottom`` (how result boxes are read, ``kradar_plugin.evaluation.inputs.box_convention``);
+    sequences); ``box_convention`` / ``dt_z_is_bottom`` (how result boxes are read, ``inputs.box_convention``);
     ``kradar_root`` (dataset root(s)) with ``label_version`` / ``labels_dir`` / ``only_r``: the GT and
     conditions are read from K-Radar's label files of that version for the infos' frames (joined by
     ``annos['label_file']``, ``kradar_plugin.files.relabel``); other keywords: protocol settings
@@ -47,12 +46,14 @@ class KRadarEvaluator(object):
     runs once, ``groups_at`` / ``evaluations_at`` hold one entry per threshold, the first is the headline.
     ``preset`` (a name of ``presets.PRESETS``): the protocol, region, classes and thresholds of a published
     setting; arguments given beside it (not None) override it and ``preset_overrides`` says which.
+    ``groups``: user groups of sequences (``groups.resolve``) beside the conditions (``groups_only``: instead)
     """
 
     def __init__(self, classes=None, protocol=None, eval_types=DEFAULT_EVAL_TYPES, iou_mode='all', benchmark=None,
                  pcd_limit_range=None, azi_limit_range=None, score_threshold=None, conditions='auto', bootstrap=0,
                  seed=0, box_convention=None, dt_z_is_bottom=False, grouped=None, kradar_root=None,
-                 label_version=None, labels_dir=None, only_r=False, preset=None, **protocol_overrides):
+                 label_version=None, labels_dir=None, only_r=False, preset=None, groups=None, groups_only=False,
+                 **protocol_overrides):
         self.preset = None
         self.preset_overrides = []
         if preset is not None:
@@ -105,6 +106,8 @@ class KRadarEvaluator(object):
         self.only_r = bool(only_r)
         self.protocol_overrides = dict(protocol_overrides)
         self.protocols = [self._build(p) for p in (protocol if isinstance(protocol, (list, tuple)) else [protocol])]
+        from .groups import resolve
+        self.user_groups, self.groups_only, self.group_notes = resolve(groups), bool(groups_only), []
         self.evaluations = []
         self.evaluations_at = None
         self.groups = None
@@ -251,14 +254,17 @@ class KRadarEvaluator(object):
                     ev.result_str = result_string(ev)
                     at[n_t].append(ev)
             if self._grouped(rows, other):
+                if self.user_groups:
+                    from .groups import check
+                    self.group_notes = check(self.user_groups, rows)
                 try:
                     per_threshold = both.groups_at(proto, self.classes, rows, thresholds, self._group_types(proto),
-                                                   self.bootstrap, self.seed)
+                                                   self.bootstrap, self.seed, self.user_groups, self.groups_only)
                     for n_t, one in enumerate(per_threshold):
                         groups_at[n_t][proto.name] = one
                     groups[proto.name] = per_threshold[0]
                 except Exception as exc:  # noqa: BLE001 - see below
-                    if self.conditions != 'auto' or self.grouped or other is not None:
+                    if self.conditions != 'auto' or self.grouped or other is not None or self.user_groups:
                         raise
                     # conditions found in the infos are extra: the metrics stand, the caller says why no table
                     self.group_error = exc
@@ -270,6 +276,7 @@ class KRadarEvaluator(object):
 
     def _grouped(self, rows, other):
         return (bool(self.grouped) or rows is not None or other is not None or bool(self.bootstrap)
+                or bool(self.user_groups)
                 or self.score_threshold is not None or len(self.score_thresholds) > 1)
 
     def fingerprint(self, proto=None, score_threshold=None):
@@ -305,6 +312,7 @@ class KRadarEvaluator(object):
     # ---- save / restore / repeat offline ----
     def settings(self):
         """The constructor's arguments, JSON-serialisable (conditions: 'auto' or None)."""
+        from .groups import group_option
         names = [p.name if isinstance(p, Protocol) else p for p in
                  (self.protocol if isinstance(self.protocol, (list, tuple)) else [self.protocol])]
         return {'classes': list(self.classes), 'protocol': names if len(names) > 1 else names[0],
@@ -318,6 +326,7 @@ class KRadarEvaluator(object):
                 'dt_z_is_bottom': self.dt_z_is_bottom, 'grouped': self.grouped,
                 'kradar_root': self.kradar_root, 'label_version': self.label_version,
                 'labels_dir': self.labels_dir, 'only_r': self.only_r, 'preset': self.preset,
+                'groups': [group_option(g) for g in self.user_groups] or None, 'groups_only': self.groups_only,
                 'protocol_overrides': dict(self.protocol_overrides)}
 
     @classmethod
@@ -330,6 +339,7 @@ class KRadarEvaluator(object):
         """The ``kradar-eval`` line that repeats this evaluation on saved files (every value shell-quoted), or
         None when a setting has no option (protocol overrides, a non-default ROI, explicit condition rows)."""
         from kradar_plugin.evaluation.inputs.box_convention import resolve_box_convention
+        from .groups import group_option
         from .presets import get_preset
         from .protocols import ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE
         if self.protocol_overrides or not isinstance(self.conditions, (str, type(None))) or any(
@@ -356,6 +366,8 @@ class KRadarEvaluator(object):
             parts += ['--score-threshold'] + ['{!r}'.format(t) for t in self.score_thresholds]
         if self.bootstrap:
             parts += ['--bootstrap', str(self.bootstrap), '--seed', str(self.seed)]
+        parts += [p for g in self.user_groups for p in ('--group', group_option(g))]
+        parts += ['--groups-only'] if self.groups_only and self.user_groups else []
         parts.append('--box-convention={}'.format(resolve_box_convention(self.box_convention)))
         if self.dt_z_is_bottom:
             parts.append('--dt-z-is-bottom')
@@ -377,8 +389,8 @@ class KRadarEvaluator(object):
         table = self.table()
         if not table:
             return None
-        return 'INFO', 'K-Radar evaluation of {} per condition ({} protocol):\n{}'.format(
-            branch, self.protocols[0].name, table)
+        return 'INFO', 'K-Radar evaluation of {} per condition ({} protocol):\n{}{}'.format(
+            branch, self.protocols[0].name, ''.join('note: {}\n'.format(n) for n in self.group_notes), table)
 
     def fingerprint_log(self, branch):
         """``(level, message)``: the log line stating the scoring of ``branch``'s metrics (and any preset

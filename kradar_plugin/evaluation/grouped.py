@@ -59,9 +59,11 @@ class Grouped(object):
                               seed)[0]
 
     def groups_at(self, protocol, current_classes, conditions=None, score_thresholds=(None,),
-                  eval_types=DEFAULT_EVAL_TYPES, bootstrap=0, seed=0):
+                  eval_types=DEFAULT_EVAL_TYPES, bootstrap=0, seed=0, user_groups=None, groups_only=False):
         """:meth:`groups` at each of ``score_thresholds`` (K-Radar's pipeline runs 0.3, 0.5 and 0.7): one
-        dict per threshold, each group's events gathered once for all of them (the same bootstrap draws)."""
+        dict per threshold, each group's events gathered once for all of them (the same bootstrap draws).
+        ``user_groups``: ``groups.UserGroup`` list, added as ``group/<name>`` (``groups_only``: without the
+        condition groups)."""
         proto = get_protocol(protocol)
         eval_types = check_eval_types(eval_types)
         classes = resolve_classes(current_classes)
@@ -75,8 +77,8 @@ class Grouped(object):
         tables = self.tables(proto, classes, eval_types)
         kept = np.flatnonzero(tables[0].frame_weights(np.arange(n)))
         outs = [{} for _ in thresholds]
-        for name, idx in cond.groups(conditions, kept).items():
-            if not len(idx) and name != 'total':
+        for name, idx in cond.groups(conditions, kept, user_groups, groups_only).items():
+            if not len(idx) and name != 'total' and not name.startswith('group/'):
                 continue
             weights = tables[0].frame_weights(idx)
             per_model = [[group_metrics(ev) for ev in t.evaluate_at(weights, thresholds)] for t in tables]

@@ -1,8 +1,9 @@
 """K-Radar's paper tables from grouped results: ``Class | Total | Normal | Overcast | Fog | Rain | Sleet |
-LightSnow | HeavySnow``, an AP3D and an APBEV block with one row per class, at each chosen IoU, as Markdown,
-LaTeX or CSV. A weather with no frame, or a class without GT in it, prints N/A; a ``#GT`` block gives the
-counts. With a comparison, cells show B - A and, with a bootstrap, its 95% interval; a group recorded in
-fewer than two sequences has no interval and shows its count instead (``43.86 (1 seq)``). A ``caption``
+LightSnow | HeavySnow`` (then user groups of sequences), an AP3D and an APBEV block with one row per class,
+at each chosen IoU, as Markdown, LaTeX or CSV. A weather with no frame, or a class without GT in it, prints
+N/A; a ``#GT`` block gives the counts. With a comparison, cells show B - A and, with a bootstrap, its 95%
+interval; a group recorded in fewer than two sequences has no interval and shows its count instead
+(``43.86 (1 seq)``). A ``caption``
 (the scoring fingerprint, ``report.fingerprint``) heads the tables: a paragraph in Markdown, a ``%`` comment
 in LaTeX, a ``#`` line in CSV.
 """
@@ -28,19 +29,41 @@ def _cell(entry, key, delta):
     return text
 
 
-def rows(groups, classes, iou, delta=False):
-    """The table as a header and rows of text cells (blocks AP3D, APBEV, #GT)."""
-    columns = ['total'] + ['weather/' + w for w in WEATHER]
-    header = ['Class', 'Total'] + list(WEATHER_TITLES)
+def column_title(group):
+    """A group's column title: ``Total``, K-Radar's weather titles, ``Urban``, ``Night``, a user group's name."""
+    kind, _, value = group.partition('/')
+    if group == 'total':
+        return 'Total'
+    if kind == 'weather' and value in WEATHER:
+        return WEATHER_TITLES[WEATHER.index(value)]
+    return value if kind == 'group' else value.capitalize()
+
+
+def columns_of(groups):
+    """The paper table's columns: Total, the seven weathers (N/A where absent; left out when the groups are
+    user groups only, ``--groups-only``), then each user group (``group/<name>``)."""
+    users = [g for g in groups if g.startswith('group/')]
+    weather = any(g.startswith('weather/') for g in groups) or not users
+    return ['total'] + (['weather/' + w for w in WEATHER] if weather else []) + users
+
+
+def rows(groups, classes, iou, delta=False, columns=None, unverified=None):
+    """The table as a header and rows of text cells (blocks AP3D, APBEV, #GT). ``columns``: group names
+    (default :func:`columns_of`); a group without ``gt`` counts prints ``?`` there. ``unverified``: a
+    ``(group, key)`` set of values that may be K-Radar's 0.0 for a class without GT (marked ``(no GT?)``)."""
+    columns = columns_of(groups) if columns is None else list(columns)
+    header = ['Class'] + [column_title(c) for c in columns]
     body = []
     for title, metric in BLOCKS:
         body.append(['{} @ IoU {:g}{}'.format(title, iou, ' (B - A)' if delta else '')] + [''] * len(columns))
         for cls in classes:
             key = '{}/{}@{:g}'.format(cls, metric, iou)
-            body.append([cls] + [_cell(groups.get(c), key, delta) for c in columns])
+            body.append([cls] + [_cell(groups.get(c), key, delta) + (
+                ' (no GT?)' if unverified and (c, key) in unverified else '') for c in columns])
     body.append(['#GT'] + [''] * len(columns))
     for cls in classes:
-        body.append([cls] + [str(groups[c]['gt'].get(cls, 0)) if c in groups else 'N/A' for c in columns])
+        body.append([cls] + [('?' if groups[c].get('gt') is None else str(groups[c]['gt'].get(cls, 0)))
+                             if c in groups else 'N/A' for c in columns])
     return header, body
 
 
@@ -48,13 +71,14 @@ def rows(groups, classes, iou, delta=False):
 CAPTIONS = {'markdown': '{}\n', 'latex': '% {}', 'csv': '# {}'}
 
 
-def render(groups, classes, ious, fmt='markdown', delta=False, caption=None):
-    """The tables (one per IoU) in ``fmt``, headed by ``caption`` when given."""
+def render(groups, classes, ious, fmt='markdown', delta=False, caption=None, columns=None, unverified=None):
+    """The tables (one per IoU) in ``fmt``, headed by ``caption`` when given (``columns``, ``unverified``: as
+    :func:`rows`)."""
     if fmt not in FORMATS:
         raise ValueError('table format {!r}: choose one of {}'.format(fmt, FORMATS))
     parts = [CAPTIONS[fmt].format(' '.join(caption.split()))] if caption else []
     for iou in ious:
-        header, body = rows(groups, classes, iou, delta)
+        header, body = rows(groups, classes, iou, delta, columns, unverified)
         parts.append(_FORMATTERS[fmt](header, body))
     return '\n'.join(parts)
 

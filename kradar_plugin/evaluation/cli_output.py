@@ -1,0 +1,96 @@
+"""``kradar-eval``'s output: the text tables per confidence threshold (each protocol's own table, the compact
+table, the paper tables, K-Radar's printed format) and the ``--json`` file; moved out of ``cli`` so that the
+CLI stays a parser and a dispatcher."""
+import json
+import os
+import sys
+
+
+def print_tables(args, evaluations, grouped):
+    """The text tables: per confidence threshold, each protocol's own table (one protocol, or --full), the
+    compact table (several), the paper tables (--table); each closed by its scoring fingerprint. ``--table
+    kradar``: K-Radar's printed format alone (its fingerprint on stderr)."""
+    from . import report
+    evaluator = args.evaluator
+    thresholds = evaluator.score_thresholds
+    several = len(thresholds) > 1
+    for n_t, threshold in enumerate(thresholds):
+        evs = evaluator.evaluations_at[n_t] if several else evaluations
+        groups_t = evaluator.groups_at[n_t] if several and evaluator.groups_at else grouped
+        if args.table == 'kradar':   # stdout holds K-Radar's complete_results.txt text alone
+            from .cli_printed import write_kradar
+            write_kradar(evaluator, groups_t, threshold)
+            continue
+        at = '' if not several else ', {}'.format(report.threshold_text(threshold).replace(
+            'score >', 'detections with score >'))
+        if len(evs) == 1 or args.full:   # a single protocol: its own table, as the dataset logs it
+            for ev in evs:
+                sys.stdout.write('=== protocol: {}{} ===\n{}\n{}\n'.format(
+                    ev.protocol.name, at, ev.result_str, evaluator.fingerprint(ev.protocol, threshold)))
+        if len(evs) > 1 or args.full:
+            if several:
+                sys.stdout.write('=== {} ===\n'.format(report.threshold_text(threshold)))
+            sys.stdout.write(report.compact_table(evs))
+            sys.stdout.write(''.join(evaluator.fingerprint(ev.protocol, threshold) + '\n' for ev in evs))
+        if groups_t is not None and args.table:
+            from .tables import render
+            for ev in evs:
+                groups = groups_t[ev.protocol.name]
+                caption = evaluator.fingerprint(ev.protocol, threshold)
+                sys.stdout.write('=== {} protocol, per condition{} ===\n'.format(
+                    ev.protocol.name, '' if threshold is None else
+                    ', detections with score > {:g}'.format(threshold)))
+                sys.stdout.write(render(groups, args.classes, ev.ious, args.table, caption=caption))
+                if args.compare_dt_annos or args.compare_results:
+                    sys.stdout.write(render(groups, args.classes, ev.ious, args.table, delta=True, caption=caption))
+
+
+def _json_payload(args, evaluations, grouped, threshold):
+    """The ``--json`` object of one confidence threshold."""
+    from . import report
+    evaluator = args.evaluator
+    if len(evaluations) == 1:
+        name = evaluations[0].protocol.name
+        payload = {'protocol': name, 'metrics': report.json_metrics(evaluations[0]),
+                   'fingerprint': evaluator.fingerprint(evaluations[0].protocol, threshold)}
+        if grouped is not None:
+            payload['groups'] = grouped[name]
+            payload['metrics'] = grouped[name]['total']['metrics']
+    else:
+        payload = {'protocol': 'all',
+                   'metrics': dict((ev.protocol.name, report.json_metrics(ev)) for ev in evaluations),
+                   'fingerprint': dict((ev.protocol.name, evaluator.fingerprint(ev.protocol, threshold))
+                                       for ev in evaluations)}
+        if grouped is not None:
+            payload['groups'] = grouped
+    if threshold is not None:
+        payload['score_threshold'] = threshold
+    return payload
+
+
+def write_json(args, evaluations, grouped):
+    """The first threshold's payload at the top level (as with one threshold); with several, every one's
+    under ``score_thresholds`` keyed as K-Radar names its folders ('0.3')."""
+    evaluator = args.evaluator
+    thresholds = evaluator.score_thresholds
+    payload = _json_payload(args, evaluations, grouped, thresholds[0])
+    if evaluator.preset:
+        payload['preset'] = evaluator.preset
+        payload['preset_overrides'] = list(evaluator.preset_overrides)
+    if len(thresholds) > 1:
+        payload['score_thresholds'] = dict(
+            (str(t), _json_payload(args, evaluator.evaluations_at[n], evaluator.groups_at[n]
+                                   if evaluator.groups_at else None, t)) for n, t in enumerate(thresholds))
+    write_json_file(args.json, payload, sys.stderr if args.table == 'kradar' else sys.stdout)
+
+
+def write_json_file(path, payload, stream=None):
+    """``payload`` as indented JSON at ``path`` (its folder made; through a fresh temporary file renamed over
+    the name, ``files.safe_write``)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        os.makedirs(directory)
+    from kradar_plugin.files.safe_write import open_for_write
+    with open_for_write(path, 'w') as f:
+        json.dump(payload, f, indent=2, sort_keys=True)
+    (stream or sys.stdout).write('metrics written to {}\n'.format(path))
