@@ -280,7 +280,7 @@ def test_real_labels_equal_kradar_loader_frame_by_frame():
                 path = os.path.join(folder, name)
                 try:
                     theirs = loader.get_label(snap.kradar_item(REAL, seq, {key: path}))['meta']
-                except Exception as exc:      # K-Radar's loader cannot read it: neither may we, as one error
+                except Exception:      # K-Radar's loader cannot read it: neither may we, as one error
                     with pytest.raises(KRadarFileError):
                         read_label(path, version)
                     continue
