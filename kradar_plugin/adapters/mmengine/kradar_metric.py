@@ -79,8 +79,9 @@ class KRadarMetric(BaseMetric):
     K-Radar's region, replacing ``pcd_limit_range``), ``score_threshold`` (keep detections with
     ``score > T``), ``dt_z_is_bottom``,
     ``box_convention``, ``results_dir`` (where the results pickle goes; default the log directory, else the
-    temp dir), ``collect_device``, ``prefix`` (none by default: keys as the 1.x ``evaluate``), and protocol
-    settings (``distance_edges=...``, ``iou_mode=...``).
+    temp dir), ``collect_device``, ``prefix`` (none by default: keys as the 1.x ``evaluate``), ``groups``
+    (user groups of sequences: ``{'clean': '1-20,22'}``, ``['clean=1-20,22']`` or a groups file; logged beside
+    the weathers, or instead of them with ``groups_only``), and protocol settings (``distance_edges=...``).
     """
 
     default_prefix = None
@@ -89,7 +90,7 @@ class KRadarMetric(BaseMetric):
                  pcd_limit_range=ECHOFUSION_PCD_LIMIT_RANGE, azi_limit_range=ECHOFUSION_AZIMUTH_RANGE,
                  dt_z_is_bottom=None, box_convention=None, results_dir=None, collect_device='cpu',
                  prefix=None, benchmark=None, score_threshold=None, kradar_root=None, label_version=None,
-                 labels_dir=None, only_r=False, preset=None, **protocol_overrides):
+                 labels_dir=None, only_r=False, preset=None, groups=None, groups_only=False, **protocol_overrides):
         super(KRadarMetric, self).__init__(collect_device=collect_device, prefix=prefix)
         if preset is not None:
             from kradar_plugin.evaluation.presets import get_preset
@@ -119,6 +120,9 @@ class KRadarMetric(BaseMetric):
         self.relabel = dict(kradar_root=kradar_root, label_version=label_version, labels_dir=labels_dir,
                             only_r=only_r)
         self.protocol_overrides = protocol_overrides
+        from kradar_plugin.evaluation.groups import resolve
+        resolve(groups)   # a bad group or groups file fails here, at config time
+        self.groups, self.groups_only = groups, bool(groups_only)
         self.last_results_file = None
         self.last_result_str = None
 
@@ -199,6 +203,7 @@ class KRadarMetric(BaseMetric):
                                pcd_limit_range=pcd, azi_limit_range=azi, preset=self.preset,
                                benchmark=self.benchmark, score_threshold=self.score_threshold, conditions='auto',
                                box_convention=self.convention(), dt_z_is_bottom=self.z_is_bottom(),
+                               groups=self.groups, groups_only=self.groups_only,
                                **dict(self.relabel, **self.protocol_overrides))
 
     # ---- results on disk ----

@@ -150,3 +150,24 @@ def test_a_sample_idx_outside_the_infos_is_an_error(infos, tmp_path):
     metric.process({}, samples)
     with pytest.raises(ValueError, match='sample_idx \\[15\\] outside the 12 frames'):
         metric.evaluate(1)
+
+
+def test_groups_reach_the_evaluator_and_its_logged_table(infos, tmp_path, capfd):
+    """``groups=`` in the ``val_evaluator`` dict: a bad group fails when the metric is built; a good one is a
+    column of the logged per-condition table, with the numbers of the same frames' weather when it holds
+    exactly that weather's sequences."""
+    from kradar_plugin.evaluation.conditions import from_infos
+    ann_file, frames = infos
+    with pytest.raises(ValueError, match="'1-b' is not a sequence number"):
+        KRadarMetric(ann_file=ann_file, groups=['clean=1-b'])
+    rows = from_infos(frames)
+    sequences = sorted(set(int(r['sequence']) for r in rows))
+    metric = KRadarMetric(ann_file=ann_file, protocol='kradar', results_dir=str(tmp_path),
+                          groups={'mine': sequences}, groups_only=True)
+    metric.dataset_meta = META
+    evaluator = metric.evaluator()
+    assert evaluator.groups_only and [g.name for g in evaluator.user_groups] == ['mine']
+    metric.process({}, data_samples(predictions(frames), range(len(frames))))
+    metric.evaluate(len(frames))
+    logged = ''.join(capfd.readouterr())     # mmengine's logger writes to the terminal
+    assert '| Class | Total | mine |' in logged
