@@ -5,7 +5,8 @@ never imports numba. Python code calls kernels through :func:`call` (``_jit.call
 the first call the mode is decided once per process:
 
 * ``KRADAR_EVAL_NO_NUMBA=1``: plain Python, quietly (your choice);
-* numba not importable: plain Python, ONE ``NumbaFallbackWarning`` naming the import error;
+* numba not importable: plain Python, ONE ``NumbaFallbackWarning`` naming the import error (advising a fix
+  only when numba is installed but broken; ``kradar-eval`` turns it into one note, for large sets only);
 * otherwise every registered kernel is replaced, in its module, by ``numba.njit(cache=True, nogil=True)``
   of itself (kernels call each other through module globals, so compiled code calls compiled code).
 
@@ -73,6 +74,8 @@ def _decide():
     try:
         import numba
     except Exception as exc:  # noqa: BLE001 - ImportError, or a numba that breaks on import
+        # not installed (numba is optional) is no broken install: the warning says so and advises no fix
+        _STATE['absent'] = isinstance(exc, ImportError) and getattr(exc, 'name', None) == 'numba'
         _fall_back('numba is not importable ({})'.format(_describe(exc)))
         return
     _STATE['numba'] = numba
@@ -91,9 +94,17 @@ def _fall_back(reason):
     for module_globals, name, fn in _KERNELS:
         module_globals[name] = fn
     _STATE.update(mode='plain', reason=reason, compiled={})
+    advice = ('pip install numba makes large sets faster' if _STATE.get('absent') else
+              'fix numba (pip install --upgrade numba)')
     warnings.warn('kradar_plugin evaluator runs its kernels as plain Python (same numbers, much slower on '
-                  'large sets): {}. Fix numba (pip install --upgrade numba) or set {}=1 to choose the plain '
-                  'path silently.'.format(reason, settings.EVAL_NO_NUMBA), NumbaFallbackWarning, stacklevel=4)
+                  'large sets): {}. {}, or set {}=1 to choose the plain path silently.'.format(
+                      reason, advice[0].upper() + advice[1:], settings.EVAL_NO_NUMBA), NumbaFallbackWarning,
+                  stacklevel=4)
+
+
+def numba_absent():
+    """Whether the kernels run as plain Python because numba is not installed (not because it is broken)."""
+    return _STATE['mode'] == 'plain' and bool(_STATE.get('absent'))
 
 
 def _describe(exc):
@@ -105,4 +116,4 @@ def reset():
     """Forget the decision (tests): kernels become plain functions until the next :func:`call`."""
     for module_globals, name, fn in _KERNELS:
         module_globals[name] = fn
-    _STATE.update(mode=None, reason=None, numba=None, compiled={})
+    _STATE.update(mode=None, reason=None, numba=None, compiled={}, absent=False)

@@ -308,7 +308,7 @@ def _evaluate_results(args, names, overrides, make_bar):
 def main(argv=None):
     args = _parser().parse_args(argv)
     from . import report
-    from .cli_output import print_tables, write_json
+    from .cli_output import OneLineWarnings, print_tables, write_json
     if args.list_presets:
         from .presets import list_text
         sys.stdout.write(list_text())
@@ -327,7 +327,8 @@ def main(argv=None):
         if args.table == 'kradar' and args.protocol == 'all':
             raise ValueError("--table kradar prints one protocol's results (K-Radar's format names none): choose "
                              "--protocol")
-        evaluations, grouped = _evaluations(args)
+        with OneLineWarnings() as shown:
+            evaluations, grouped = _evaluations(args)
     except ValueError as exc:
         sys.stderr.write('kradar-eval: error: {}\n'.format(' '.join(str(exc).split())))
         return 2
@@ -336,6 +337,9 @@ def main(argv=None):
             type(exc).__name__, ' '.join(str(exc).split())[:500]))
         return 2
     print_tables(args, evaluations, grouped)
+    note = shown.numba_note(max(ev.n_frames for ev in evaluations))
+    if note:
+        sys.stderr.write('kradar-eval: note: {}\n'.format(note))
     for note in args.evaluator.group_notes:
         sys.stderr.write('kradar-eval: note: {}\n'.format(note))
     for ev in evaluations:
@@ -346,12 +350,13 @@ def main(argv=None):
         if args.json:
             write_json(args, evaluations, grouped)
         if args.plot_dir:
-            paths = []
+            curves, overviews = [], []
             for ev in evaluations:
-                paths.extend(report.save_pr_curves(ev, args.plot_dir))
-                paths.extend(report.save_overviews(ev, args.plot_dir,
-                                                   grouped.get(ev.protocol.name) if grouped is not None else None))
-            sys.stdout.write('{} precision-recall plots written to {}\n'.format(len(paths), args.plot_dir))
+                curves.extend(report.save_pr_curves(ev, args.plot_dir))
+                overviews.extend(report.save_overviews(ev, args.plot_dir,
+                                                       grouped.get(ev.protocol.name) if grouped is not None else None))
+            sys.stdout.write('{} precision-recall plots and {} overview figures written to {}\n'.format(
+                len(curves), len(overviews), args.plot_dir))
     except (ValueError, OSError) as exc:
         sys.stderr.write('kradar-eval: error: {}\n'.format(' '.join(str(exc).split())))
         return 2

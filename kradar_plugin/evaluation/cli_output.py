@@ -94,3 +94,52 @@ def write_json_file(path, payload, stream=None):
     with open_for_write(path, 'w') as f:
         json.dump(payload, f, indent=2, sort_keys=True)
     (stream or sys.stdout).write('metrics written to {}\n'.format(path))
+
+
+class OneLineWarnings(object):
+    """While ``kradar-eval`` runs, kradar_plugin's warnings print as one ``kradar-eval: warning:`` line each
+    (no file path, no source line; each message once); the evaluator's numba fallback is held back and
+    :meth:`numba_note` says it at most once, where numba matters: a broken numba, or a set large enough for a
+    progress bar. Other packages' warnings print as Python prints them."""
+
+    def __init__(self):
+        self.numba = []
+        self.shown = set()
+        self.original = None
+
+    def __enter__(self):
+        import warnings
+        self.original = warnings.showwarning
+        warnings.showwarning = self.show
+        return self
+
+    def __exit__(self, *exc):
+        import warnings
+        warnings.showwarning = self.original
+
+    def show(self, message, category, filename, lineno, file=None, line=None):
+        from ._jit import NumbaFallbackWarning
+        if issubclass(category, NumbaFallbackWarning):
+            self.numba.append(str(message))
+        elif getattr(category, '__module__', '').startswith('kradar_plugin'):
+            text = ' '.join(str(message).split())
+            text = text[len('kradar_eval: '):] if text.startswith('kradar_eval: ') else text
+            if text not in self.shown:
+                self.shown.add(text)
+                sys.stderr.write('kradar-eval: warning: {}\n'.format(text))
+        else:
+            self.original(message, category, filename, lineno, file, line)
+
+    def numba_note(self, n_frames):
+        """The one ``note:`` line on plain-Python kernels, or None where numba would not matter."""
+        from ._jit import mode, numba_absent
+        from .progress import MIN_FRAMES
+        if not self.numba:
+            return None
+        if numba_absent():
+            if n_frames <= MIN_FRAMES:
+                return None
+            return ('numba is not installed: the evaluator ran as plain Python on {:,} frames (same numbers; '
+                    'pip install numba makes sets this large faster)'.format(n_frames))
+        return ('numba is installed but did not work here, the evaluator ran as plain Python (same numbers): {}; '
+                'pip install --upgrade numba, or KRADAR_EVAL_NO_NUMBA=1 to choose plain Python'.format(mode()[1]))

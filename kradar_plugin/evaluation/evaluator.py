@@ -259,7 +259,8 @@ class KRadarEvaluator(object):
                     self.group_notes = check(self.user_groups, rows)
                 try:
                     per_threshold = both.groups_at(proto, self.classes, rows, thresholds, self._group_types(proto),
-                                                   self.bootstrap, self.seed, self.user_groups, self.groups_only)
+                                                   self.bootstrap, self.seed, self.user_groups, self.groups_only,
+                                                   progress(side.frames.n_frames) if progress else None)
                     for n_t, one in enumerate(per_threshold):
                         groups_at[n_t][proto.name] = one
                     groups[proto.name] = per_threshold[0]

@@ -4,7 +4,8 @@ bootstrap intervals over sequences, and a paired comparison of two models -- on 
 :meth:`Grouped.groups` returns the ``--json`` payload's ``groups``: ``{name: {"frames": n, "gt": {class:
 n}, "metrics": {key: AP or None}[, "ci95": {key: [lo, hi] or null}, "sequences": n][, "metrics_b": {...},
 "delta": {key: B - A}][, "delta_ci95": {...}]}}``; ``ci95`` is null where the group has fewer than two
-sequences (resampling one sequence gives no interval).
+sequences (resampling one sequence gives no interval). Without sequences (K-Radar's prediction folders) frames
+are resampled: ``sequences`` is null and ``resampled_frames`` counts them.
 The frame rule (``legacy``, ``kradar``, ``revised``: frames without GT of the evaluated classes are dropped
 with their detections; ``fixed``: kept) is applied here, so it holds on every input path. A group is
 evaluated even with a single frame (K-Radar's own evaluator fails under 10).
@@ -59,11 +60,12 @@ class Grouped(object):
                               seed)[0]
 
     def groups_at(self, protocol, current_classes, conditions=None, score_thresholds=(None,),
-                  eval_types=DEFAULT_EVAL_TYPES, bootstrap=0, seed=0, user_groups=None, groups_only=False):
+                  eval_types=DEFAULT_EVAL_TYPES, bootstrap=0, seed=0, user_groups=None, groups_only=False,
+                  progress=None):
         """:meth:`groups` at each of ``score_thresholds`` (K-Radar's pipeline runs 0.3, 0.5 and 0.7): one
         dict per threshold, each group's events gathered once for all of them (the same bootstrap draws).
         ``user_groups``: ``groups.UserGroup`` list, added as ``group/<name>`` (``groups_only``: without the
-        condition groups)."""
+        condition groups). ``progress``: a bar (``progress.make_bar``) told about each bootstrap replicate."""
         proto = get_protocol(protocol)
         eval_types = check_eval_types(eval_types)
         classes = resolve_classes(current_classes)
@@ -77,7 +79,11 @@ class Grouped(object):
         tables = self.tables(proto, classes, eval_types)
         kept = np.flatnonzero(tables[0].frame_weights(np.arange(n)))
         outs = [{} for _ in thresholds]
-        for name, idx in cond.groups(conditions, kept, user_groups, groups_only).items():
+        selections = cond.groups(conditions, kept, user_groups, groups_only)
+        if progress is not None and bootstrap:
+            progress.start(len(selections) * int(bootstrap), 'bootstrap ({} replicates x {} groups)'.format(
+                int(bootstrap), len(selections)))
+        for name, idx in selections.items():
             if not len(idx) and name != 'total' and not name.startswith('group/'):
                 continue
             weights = tables[0].frame_weights(idx)
@@ -92,7 +98,9 @@ class Grouped(object):
                 out[name] = entry
                 entries.append(entry)
             if bootstrap:
-                _bootstrap(entries, name, idx, conditions, tables, thresholds, int(bootstrap), seed)
+                _bootstrap(entries, name, idx, conditions, tables, thresholds, int(bootstrap), seed, progress)
+        if progress is not None and bootstrap:
+            progress.close()
         return outs
 
 
@@ -114,23 +122,30 @@ def _interval(samples, keys):
     return out
 
 
-def _bootstrap(entries, name, idx, conditions, tables, thresholds, replicates, seed):
+def _bootstrap(entries, name, idx, conditions, tables, thresholds, replicates, seed, progress=None):
     """Percentile intervals over ``replicates`` draws of the group's sequences (with replacement, as
-    many as it has; ``sequences`` their count, and no interval (None) with fewer than two); ``ci95`` for model A and, with model B, ``delta_ci95`` for B - A on the same draws
-    (one entry per score threshold, all read from each draw)."""
+    many as it has; ``sequences`` their count, and no interval (None) with fewer than two); ``ci95`` for
+    model A and, with model B, ``delta_ci95`` for B - A on the same draws (one entry per score threshold, all
+    read from each draw); ``progress`` told about each replicate."""
     frames_of = {}
+    by_sequence = False
     for i in idx:
         seq = conditions[i].get('sequence') if conditions is not None else None
+        by_sequence = by_sequence or bool(seq)
         frames_of.setdefault(seq or '#{}'.format(i), []).append(i)
     names = sorted(frames_of)
     blocks = [np.asarray(frames_of[s], dtype=np.int64) for s in names]
-    for entry in entries:
-        entry['sequences'] = len(blocks)
+    for entry in entries:   # no sequence known (K-Radar's prediction folders): frames are resampled, and said
+        entry['sequences'] = len(blocks) if by_sequence or not len(idx) else None
+        if entry['sequences'] is None:
+            entry['resampled_frames'] = len(blocks)
     if len(blocks) < 2:   # resampling one sequence repeats it: a zero-width interval that is no interval
         for entry in entries:
             entry['ci95'] = dict((key, None) for key in entry['metrics'])
             if len(tables) > 1:
                 entry['delta_ci95'] = dict((key, None) for key in entry['metrics'])
+        if progress is not None:
+            progress.update(replicates)
         return
     rng = np.random.RandomState([int(seed) & 0xffffffff, zlib.crc32(name.encode('utf-8')) & 0xffffffff])
     a_samples = [[] for _ in thresholds]
@@ -140,6 +155,8 @@ def _bootstrap(entries, name, idx, conditions, tables, thresholds, replicates, s
         chosen = np.concatenate([blocks[k] for k in draw]) if len(draw) else np.zeros(0, dtype=np.int64)
         weights = tables[0].frame_weights(chosen)
         res = [[group_metrics(ev)[0] for ev in t.evaluate_at(weights, thresholds)] for t in tables]
+        if progress is not None:
+            progress.update(1)
         for j in range(len(thresholds)):
             a_samples[j].append(res[0][j])
             if len(res) > 1:

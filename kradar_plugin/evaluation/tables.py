@@ -26,6 +26,8 @@ def _cell(entry, key, delta):
         text += ' [{:.2f}, {:.2f}]'.format(interval[0], interval[1])
     elif entry.get('sequences') is not None and entry['sequences'] < 2:
         text += ' ({} seq)'.format(entry['sequences'])    # a bootstrap over one sequence gives no interval
+    elif entry.get('resampled_frames') is not None and entry['resampled_frames'] < 2:
+        text += ' ({} frame)'.format(entry['resampled_frames'])
     return text
 
 

@@ -153,7 +153,7 @@ def test_infos_path_conditions_sequences_bootstrap_and_comparison(tmp_path):
 def test_bootstrap_resamples_whole_sequences():
     """A group made of one sequence would draw that sequence every time (a zero-width 'interval'): it gets
     no interval (null) and its sequence count, printed as '(1 seq)' in every table format; frames without a
-    sequence are their own sequences and vary."""
+    sequence are resampled one by one and vary (``resampled_frames``, not ``sequences``)."""
     from kradar_plugin.evaluation.tables import render
     rs = np.random.RandomState(1)
     gts = [random_gt(rs, 3) for _ in range(12)]
@@ -164,8 +164,8 @@ def test_bootstrap_resamples_whole_sequences():
     fog = groups['weather/fog']
     assert fog['sequences'] == 1 and set(fog['ci95']) == set(fog['metrics'])
     assert all(v is None for v in fog['ci95'].values())
-    rain = groups['weather/rain']
-    assert rain['sequences'] == 6
+    rain = groups['weather/rain']     # no sequence known: its 6 frames are resampled, and named as frames
+    assert rain['sequences'] is None and rain['resampled_frames'] == 6
     assert any(rain['ci95'][k][0] < rain['ci95'][k][1] for k in rain['metrics'])
     for fmt in ('markdown', 'latex', 'csv'):
         text = render(groups, ['Sedan'], [0.5], fmt)
