@@ -18,7 +18,8 @@ def check_options(args):
                                       ('--results', args.results), ('--kitti-dir', args.kitti_dir),
                                       ('--compare-dt-annos', args.compare_dt_annos),
                                       ('--compare-results', args.compare_results), ('--plot-dir', args.plot_dir),
-                                      ('--bootstrap', args.bootstrap)) if value]
+                                      ('--bootstrap', args.bootstrap), ('--conditions', args.conditions),
+                                      ('--score-threshold', args.score_threshold is not None)) if value]
     if other:
         raise ValueError('--kradar-results reads K-Radar\'s printed numbers: {} cannot apply to them (--infos '
                          'gives GT counts)'.format(', '.join(other)))
@@ -35,9 +36,10 @@ def _gt_counts(args, classes):
         return None
     import numpy as np
     from .evaluator import KRadarEvaluator
+    protocol = args.protocol if args.protocol not in (None, 'all') else (None if args.preset else 'kradar')
     evaluator = KRadarEvaluator(
-        classes, args.protocol or 'kradar', ('bev', '3d'), benchmark=args.benchmark, preset=args.preset,
-        grouped=True, kradar_root=args.kradar_root, label_version=args.label_version, labels_dir=args.labels_dir,
+        classes, protocol, ('bev', '3d'), benchmark=args.benchmark, preset=args.preset, grouped=True,
+        kradar_root=args.kradar_root, label_version=args.label_version, labels_dir=args.labels_dir,
         only_r=args.only_r, groups=user_groups(args), groups_only=args.groups_only)
     infos = KRadarEvaluator.load_infos(args.infos, '--infos', trusted=args.trust_pickle)
     empty = {'boxes_3d': np.zeros((0, 7)), 'scores_3d': np.zeros(0), 'labels_3d': np.zeros(0, dtype=np.int64)}
@@ -76,8 +78,9 @@ def run(args):
     for f in files:
         for conf in f.thresholds():
             groups, cls, ious, unverified = printed.to_groups([b for b in f.blocks if b.conf_text == conf], counts)
-            caption = "K-Radar's printed results {}, Conf thr {} (detections with score > {}); K-Radar's file does " \
-                      "not record its evaluator, region or labels".format(f.path, conf, conf)
+            kept = 'every detection' if conf == 'None' else 'detections with score > {}'.format(conf)
+            caption = "K-Radar's printed results {}, Conf thr {} ({}); K-Radar's file does not record its " \
+                      "evaluator, region or labels".format(f.path, conf, kept)
             from .tables import render
             sys.stdout.write('=== {}, Conf thr {} ===\n'.format(f.path, conf))
             sys.stdout.write(render(groups, cls, ious, fmt, caption=caption, unverified=unverified))
