@@ -32,7 +32,7 @@ def audit_tree(roots, split_dir=None, versions=None, labels_dir=None, sequences=
     if sequences is not None:
         seqs = [s for s in seqs if s in sequences]
     report['sequences'] = len(seqs)
-    report['sequences_without'] = _sequence_files(base, seqs)
+    report['sequences_without'] = _sequence_files(base, seqs, report)
     lists, split_quirks = _splits(split_dir, sequences, report)
     found = []
     for version in (versions or VERSIONS):
@@ -50,7 +50,7 @@ def audit_tree(roots, split_dir=None, versions=None, labels_dir=None, sequences=
     for kind, missing in report['sequences_without'].items():
         bad = [s for s in missing if s in listed] if lists is not None else []
         if bad:
-            report['blocking'].append('{} sequence(s) a split list names have no {}: {}'.format(
+            report['blocking'].append('{} sequence(s) a split list names have no readable {}: {}'.format(
                 len(bad), kind, ', '.join(bad[:FIRST])))
     for entry in found:
         report['blocking'].extend('{}: {}'.format(entry['version'], b) for b in entry.pop('_blocking'))
@@ -72,14 +72,20 @@ def _has_labels(tree, seqs):
     return any(os.path.isdir(tree.label_dir(s)) for s in seqs)
 
 
-def _sequence_files(tree, seqs):
+def _sequence_files(tree, seqs, report):
+    """{'description.txt': [seq], 'calibration': [seq]} of the sequences whose file is missing or cannot be
+    read (each read as the converter reads it: a FIFO or a malformed file is named in ``sequence_errors``)."""
     out = collections.OrderedDict([('description.txt', []), ('calibration', [])])
+    errors = []
     for seq in seqs:
-        folder = tree.root_of(seq)
-        if not os.path.isfile(os.path.join(folder, 'description.txt')):
-            out['description.txt'].append(seq)
-        if not os.path.isfile(os.path.join(folder, 'info_calib', 'calib_radar_lidar.txt')):
-            out['calibration'].append(seq)
+        for kind, read in (('description.txt', tree.description), ('calibration', tree.calibration)):
+            try:
+                read(seq)
+            except KRadarFileError as exc:
+                out[kind].append(seq)
+                if not exc.problem.startswith('no such') and len(errors) < FIRST:
+                    errors.append(str(exc))
+    report['sequence_errors'] = errors
     return out
 
 
@@ -199,7 +205,9 @@ def format_report(report):
     rows = ['K-Radar tree: {} ({} sequence(s))'.format(', '.join(report['roots']), report.get('sequences', 0))]
     for kind, seqs in report.get('sequences_without', {}).items():
         if seqs:
-            rows.append('  sequences without {}: {}'.format(kind, _first(seqs)))
+            rows.append('  sequences without a readable {}: {}'.format(kind, _first(seqs)))
+    for error in report.get('sequence_errors', [])[:3]:
+        rows.append('    ' + error)
     for v in report.get('versions', []):
         rows.append('')
         rows.append('labels {} ({}): {} files, {} frames, {} objects, {} empty frames{}'.format(

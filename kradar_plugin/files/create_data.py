@@ -22,6 +22,7 @@ from .errors import KRadarFileError
 from .infos import split_infos
 from .labels import VERSIONS, normalize_version, read_label
 from .quirks import WARN, Quirks
+from .split_jobs import SplitJob, run_jobs
 from .splits import overlaps, parse_sequences, read_split, split_files
 from .tree import KRadarTree
 
@@ -168,14 +169,17 @@ def main(argv=None):
         for line, places in overlaps(lists):
             quirks.add('split_overlap', '{} ({})'.format(line, ', '.join('{}.txt:{}'.format(*p) for p in places)))
         check_out_dir(args.out_dir)
+
+        def convert(path):
+            return lambda entries, found, step: convert_split(
+                tree, path, z_offset=args.z_offset, only_r=args.only_r, extra_paths=extra,
+                check_sensors=args.check_sensors, progress=step, entries=entries, quirks=found)
+        jobs = [SplitJob(name, lists[name], convert(splits[name])) for name in sorted(splits)]
         outputs = []
-        for name in sorted(splits):
-            bar = None if args.no_progress else _bar()
-            infos = convert_split(tree, splits[name], z_offset=args.z_offset, only_r=args.only_r, extra_paths=extra,
-                                  check_sensors=args.check_sensors, progress=bar, entries=lists[name], quirks=quirks)
+        for name, data, frames, objects, found in run_jobs(jobs, None if args.no_progress else _bar()):
+            quirks.merge(found)
             out = os.path.join(args.out_dir, '{}_infos_{}.pkl'.format(args.extra_tag, name))
-            outputs.append((out, _pickled(infos), len(infos), sum(len(i['annos']['rotation_y']) for i in infos)))
-            del infos
+            outputs.append((out, data, frames, objects))
         report_quirks(quirks, args.strict)
         for out, data, _, _ in outputs:
             write_file(out, data)
@@ -210,12 +214,6 @@ def check_out_dir(path):
         os.makedirs(path, exist_ok=True)
     except OSError as exc:
         raise KRadarFileError(path, 'cannot create the --out-dir folder ({})'.format(exc.strerror or exc))
-
-
-def _pickled(infos):
-    """The infos as a pickle every supported numpy (>= 1.17, 1.x and 2.x) reads with a plain pickle.load."""
-    from .portable_pickle import dumps
-    return dumps(infos)
 
 
 def write_file(path, data):

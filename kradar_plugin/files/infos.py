@@ -54,12 +54,17 @@ _INT = np.array([0]).dtype      # the platform's default integer, what np.array(
 _BBOX = np.array([[50, 50, 150, 150]])
 
 
+#: EchoFusion's annos of a frame without objects: arrays built from empty lists, float64 (copied per frame)
+_EMPTY = {'name': np.array([]), 'truncated': np.array([]), 'occluded': np.array([]), 'alpha': np.array([]),
+          'bbox': np.array([]).reshape(-1, 4), 'dimensions': np.array([]).reshape(-1, 3)[:, [1, 2, 0]] * 2,
+          'location': np.array([]).reshape(-1, 3) @ CAM_FROM_RADAR.T,
+          'rotation_y': np.array([]).reshape(-1) * np.pi / 180, 'score': np.zeros([0])}
+_EMPTY_ITEMS = tuple(_EMPTY.items())
+
+
 def _empty_annos():
-    """EchoFusion's annos of a frame without objects: arrays built from empty lists, float64."""
-    return {'name': np.array([]), 'truncated': np.array([]), 'occluded': np.array([]), 'alpha': np.array([]),
-            'bbox': np.array([]).reshape(-1, 4), 'dimensions': np.array([]).reshape(-1, 3)[:, [1, 2, 0]] * 2,
-            'location': np.array([]).reshape(-1, 3) @ CAM_FROM_RADAR.T,
-            'rotation_y': np.array([]).reshape(-1) * np.pi / 180, 'score': np.zeros([0])}
+    """A fresh copy of :data:`_EMPTY` (each frame owns its arrays)."""
+    return dict((k, v.copy()) for k, v in _EMPTY_ITEMS)
 
 
 def echofusion_annos(objects, dx, dy, label_file, z_offset=Z_OFFSET, avail=False):

@@ -43,7 +43,7 @@ def read_split(path, sequences=None, quirks=None):
 
 
 #: K-Radar's sequences are 1..58; a sequence number longer than this is not one (and int() stays cheap)
-MAX_SEQUENCE_DIGITS = 6
+MAX_SEQUENCE_DIGITS = 5
 #: a label file name longer than this is not one of K-Radar's ('<rdr>_<ldr64>.txt' has 15 characters)
 MAX_LABEL_NAME = 64
 _GLUED = re.compile(r'\.txt\s*[0-9]+\s*,')
@@ -57,12 +57,25 @@ def _entry(text, path, number):
         raise KRadarFileError(path, 'two entries glued on one line: a list was appended to one that had no final '
                                     'newline (K-Radar\'s split lists have none); put a line break after ".txt"',
                               line=number, field='entry', value=text)
-    if (not sep or not seq.isdigit() or len(seq) > MAX_SEQUENCE_DIGITS or not label.endswith('.txt')
-            or len(label) > MAX_LABEL_NAME or '/' in label or '\\' in label or ',' in label
-            or label.startswith('.')):
+    if not sep or not is_sequence(seq) or not plain_label_name(label):
         raise KRadarFileError(path, 'expected "<seq>,<rdr>_<ldr64>.txt"', line=number, field='entry',
                               value=text)
     return str(int(seq)), label
+
+
+def is_sequence(text):
+    """Whether ``text`` is a sequence number: ASCII digits, at most :data:`MAX_SEQUENCE_DIGITS` of them."""
+    return 0 < len(text) <= MAX_SEQUENCE_DIGITS and text.isdigit() and text.isascii() if hasattr(text, 'isascii') \
+        else 0 < len(text) <= MAX_SEQUENCE_DIGITS and all('0' <= c <= '9' for c in text)
+
+
+def plain_label_name(name):
+    """Whether ``name`` may name a label file in a sequence's label folder: a plain file name ending in
+    ``.txt`` (no folder, no ``..``, no NUL, no comma, not hidden), of at most :data:`MAX_LABEL_NAME` characters.
+    The rule of split entries and of an infos' ``annos['label_file']``: a label outside the label folder is never
+    read."""
+    return (name.endswith('.txt') and 4 < len(name) <= MAX_LABEL_NAME and not name.startswith('.')
+            and not any(c in name for c in '/\\\x00,') and os.path.basename(name) == name)
 
 
 def overlaps(lists):

@@ -47,7 +47,10 @@ class KRadarTree(object):
                 raise KRadarFileError(root, 'no such dataset root' if not os.path.exists(root) else
                                       'dataset root is not a folder')
             for name in os.listdir(root):
-                if name.isdigit() and os.path.isdir(os.path.join(root, name)):
+                if name.isdigit() and not os.path.isdir(os.path.join(root, name)):
+                    raise KRadarFileError(os.path.join(root, name[:20]), 'named like a sequence folder but not a '
+                                          'folder: move it out of the dataset root')
+                if name.isdigit():
                     if len(name) > MAX_SEQUENCE_DIGITS:
                         raise KRadarFileError(os.path.join(root, name[:20] + '...'), 'a folder named by {} digits is '
                                               'not a K-Radar sequence (1..58): move it out of the dataset '

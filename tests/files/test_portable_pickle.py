@@ -245,10 +245,15 @@ def test_infos_written_under_numpy_1_19_load_under_numpy_2(demo_tree, tmp_path):
 
 def test_the_state_built_for_contiguous_arrays_is_numpys_own():
     """The fast path's BUILD state equals ``ndarray.__reduce__``'s for every C-contiguous kind of array
-    (0-d, 1-d, 2-d, empty, strings, big-endian, bool, a row slice); other arrays take numpy's own state."""
-    from kradar_plugin.files.portable_pickle import _reduce_array
+    (0-d, 1-d, 2-d, empty, strings, big-endian, bool, a row slice); other arrays take numpy's own state; equal
+    string dtypes of two arrays are written as one object."""
+    from kradar_plugin.files.portable_pickle import array_reducer
+    reduce_array = array_reducer()
     base = np.arange(12.0).reshape(4, 3)
     for array in (np.array(2.5), np.arange(5), base, base[1:3], np.zeros((0, 3)),
                   np.array(['Sedan', 'Bus or Truck']), np.arange(4, dtype='>i4'), np.array([True, False]),
                   base.T, base[:, 1], np.array([None, 1], dtype=object)):
-        assert _reduce_array(array)[2] == array.__reduce__()[2]
+        assert reduce_array(array)[2] == array.__reduce__()[2]
+    names = [np.array(['Sedan', 'Bus or Truck']), np.array(['Bus or Truck'] * 3)]
+    assert names[0].dtype is not names[1].dtype
+    assert reduce_array(names[0])[2][2] is reduce_array(names[1])[2][2]

@@ -292,3 +292,23 @@ def test_real_labels_equal_kradar_loader_frame_by_frame():
                 assert label.indices['rdr'] == theirs['idx']['rdr'], path
                 n += 1
         assert n > 0, (version, REAL)
+
+
+def test_relabelling_to_v21_reads_the_real_quirks_and_says_them_once(quirky, tmp_path):
+    """Relabelling v1.0 infos with the v2.1 labels (``--label-version v2.1``) keeps every odd value as the
+    converter does, and one warning summarises what the labels held."""
+    import warnings
+    from kradar_plugin.files.relabel import LabelQuirks, relabel_infos
+    assert _convert(quirky, tmp_path / 'v10') == 0 and _convert(quirky, tmp_path / 'v21', '--label-version', 'v2.1') == 0
+    v10 = _load(tmp_path / 'v10' / 'kradar_infos_test.pkl')
+    tree = KRadarTree(quirky['root'], 'v2.1', quirky['labels_dir'])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        relabelled = relabel_infos(v10, tree)
+    (summary,) = [w for w in caught if issubclass(w.category, LabelQuirks)]
+    text = str(summary.message)
+    assert 'v2.1 labels of --infos' in text and 'objects with visibility outside R/L/L1' in text
+    converted = _load(tmp_path / 'v21' / 'kradar_infos_test.pkl')
+    for a, b in zip(relabelled, converted):
+        for key in ('name', 'avail', 'location', 'dimensions', 'rotation_y'):
+            assert a['annos'][key].tobytes() == b['annos'][key].tobytes() and a['annos'][key].dtype == b['annos'][key].dtype

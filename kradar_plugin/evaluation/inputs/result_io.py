@@ -12,7 +12,6 @@ tensor or an array of shape (N, 7+).
 """
 import os
 import os.path as osp
-import pickle
 import time
 
 import numpy as np
@@ -45,14 +44,15 @@ def results_to_numpy(obj):
 
 
 def write_results_pickle(results, path):
-    """Atomically pickle ``results_to_numpy(results)`` to ``path`` (directories created); returns path."""
+    """Atomically pickle ``results_to_numpy(results)`` to ``path`` (directories created) in the form every numpy
+    >= 1.17 reads (predictions saved under numpy 2 evaluate under numpy 1.x too); returns path."""
     directory = osp.dirname(osp.abspath(path))
     if not osp.isdir(directory):
         os.makedirs(directory)
-    tmp = path + '.tmp{}'.format(os.getpid())
-    with open(tmp, 'wb') as f:
-        pickle.dump(results_to_numpy(results), f, protocol=4)
-    os.replace(tmp, path)
+    from kradar_plugin.files.portable_pickle import dump
+    from kradar_plugin.files.safe_write import open_for_write
+    with open_for_write(path) as f:     # a fresh temporary file beside it, never a planted link; then a rename
+        dump(results_to_numpy(results), f)
     return path
 
 

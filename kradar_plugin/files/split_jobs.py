@@ -1,0 +1,116 @@
+"""The converter's work per split list (parse the labels, build the infos, pickle them), one process per list
+where the machine has the cores: the lists are independent, and K-Radar's two (train, test) are of equal size,
+so the whole command takes about half the time on two cores. Each job returns its pickle and the quirks it met;
+nothing is written here (the converter writes after ``--strict`` has had its say).
+
+Processes are forked (POSIX): the parent's tree, split lists and imports are inherited, nothing is re-imported.
+Elsewhere, with one core or one list, the jobs run one after the other in this process.
+"""
+import multiprocessing
+import os
+
+from .errors import KRadarFileError
+from .portable_pickle import dumps
+from .quirks import Quirks
+
+class SplitJob(object):
+    """One split list to convert: ``convert(entries, quirks, progress)`` gives its infos."""
+
+    def __init__(self, name, entries, convert):
+        self.name, self.entries, self.convert = name, entries, convert
+
+
+def run_jobs(jobs, progress=None, workers=None):
+    """[(name, pickle bytes, frames, objects, Quirks)] of ``jobs`` in their order; the first job (in order)
+    that met a bad file raises its error (a ValueError with the one-line message). ``progress`` is a bar
+    (start/update/close) over all frames."""
+    total = sum(len(j.entries) for j in jobs)
+    if progress is not None:
+        progress.start(total, 'infos')
+    workers = _workers(len(jobs)) if workers is None else workers
+    if workers > 1:
+        results = _forked(jobs, workers, progress)
+    else:
+        results = [_run(job, _Step(progress)) for job in jobs]
+    if progress is not None:
+        progress.close()
+    out = []
+    for result in results:
+        if result[0] == 'error':
+            raise ValueError(result[1])
+        out.append(result[1:])
+    return out
+
+
+def _workers(n_jobs):
+    if n_jobs < 2 or 'fork' not in multiprocessing.get_all_start_methods():
+        return 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(n_jobs, cores))
+
+
+class _Step(object):
+    """The converter's progress calls forwarded to a bar (in process) or to a shared counter (forked)."""
+
+    def __init__(self, bar=None, counter=None):
+        self.bar, self.counter = bar, counter
+
+    def start(self, total, label):
+        pass
+
+    def update(self, n):
+        if self.bar is not None:
+            self.bar.update(n)
+        elif self.counter is not None:
+            with self.counter.get_lock():
+                self.counter.value += n
+
+    def close(self):
+        pass
+
+
+def _run(job, step):
+    """('ok', name, pickle, frames, objects, quirks) or ('error', message)."""
+    quirks = Quirks()
+    try:
+        infos = job.convert(job.entries, quirks, step)
+        data = dumps(infos)
+    except (KRadarFileError, ValueError, OSError) as exc:
+        return 'error', str(exc)
+    return 'ok', job.name, data, len(infos), sum(len(i['annos']['rotation_y']) for i in infos), quirks
+
+
+#: the jobs and the progress counter of the pool being forked (inherited by its workers, never pickled)
+_SHARED = {}
+
+
+def _run_forked(index):
+    return _run(_SHARED['jobs'][index], _Step(counter=_SHARED['counter']))
+
+
+def _forked(jobs, workers, progress):
+    ctx = multiprocessing.get_context('fork')
+    counter = ctx.Value('l', 0)
+    _SHARED.update(jobs=jobs, counter=counter)
+    try:
+        pool = ctx.Pool(workers)
+        try:
+            pending = pool.map_async(_run_forked, range(len(jobs)), chunksize=1)
+            shown = 0
+            while not pending.ready():
+                pending.wait(0.2)
+                if progress is not None and counter.value > shown:
+                    progress.update(counter.value - shown)
+                    shown = counter.value
+            results = pending.get()
+        finally:
+            pool.close()
+            pool.join()
+    finally:
+        _SHARED.clear()
+    if progress is not None and counter.value > shown:
+        progress.update(counter.value - shown)
+    return results
