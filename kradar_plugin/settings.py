@@ -52,6 +52,16 @@ TABLE = (
     Setting('KRADAR_SWEEP_STOP_ON_ERROR', 'flag', '0',
             'End a checkpoint sweep at the first checkpoint that fails to load or to evaluate (default: record '
             'the error and go on); overrides `runner.eval_stop_on_error`.'),
+    Setting('KRADAR_EVAL_RESUME', 'flag', '1',
+            'Evaluation inference keeps a partial record per rank under `work_dir/eval_results/partial/<tag>/` '
+            'and a relaunch of the same evaluation (same checkpoint content, dataset and test pipeline; any '
+            'world size) infers only what is missing; `0` starts afresh. Overrides `runner.eval_resume` '
+            '(mmengine: `eval_resume`) and `--no-resume`.'),
+    Setting('KRADAR_EVAL_SKIP_BAD', 'MAX, auto or 0', '0 (fail fast)',
+            'Skip evaluation samples whose loading or inference raises, at most MAX of them (`auto`: 1% of the '
+            'dataset): each is recorded and excluded from the evaluation with its ground truth; past MAX the run '
+            'fails fast naming them all. Overrides `runner.eval_skip_bad` (mmengine: `eval_skip_bad`) and '
+            '`--skip-bad-samples [MAX]`.'),
     Setting('KRADAR_IOU_BACKEND', 'cuda, numba or numpy', 'automatic',
             'Force one rotated-IoU backend; an explicit backend that cannot run raises instead of falling '
             'back.'),
@@ -112,7 +122,8 @@ globals().update((s.name[len('KRADAR_'):], s.name) for s in TABLE + BUILD_AND_TE
 # the variables that ask the runner adapters for the eval-only switch (registration becomes immediate)
 SWITCHES = ('KRADAR_EVAL_ONLY', 'KRADAR_EVAL_FIRST', 'KRADAR_EVAL_SAMPLES', 'KRADAR_MIN_LOADED',
             'KRADAR_PREFLIGHT', 'KRADAR_PROBE_MODEL', 'KRADAR_EVAL_CHECKPOINTS', 'KRADAR_EVAL_WATCH',
-            'KRADAR_EVAL_WATCH_IDLE', 'KRADAR_EVAL_FINAL_EPOCH', 'KRADAR_EVAL_KEY', 'KRADAR_SWEEP_STOP_ON_ERROR')
+            'KRADAR_EVAL_WATCH_IDLE', 'KRADAR_EVAL_FINAL_EPOCH', 'KRADAR_EVAL_KEY', 'KRADAR_SWEEP_STOP_ON_ERROR',
+            'KRADAR_EVAL_RESUME', 'KRADAR_EVAL_SKIP_BAD')
 
 
 def requested_switches(environ=None):

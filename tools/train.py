@@ -111,6 +111,7 @@ def parse_args(argv=None):
     parser.add_argument('--autoscale-lr', action='store_true',
                         help='automatically scale lr with the number of gpus')
     eval_mode.add_arguments(parser)
+    eval_mode.add_inference_arguments(parser)
     sweep_plan.add_arguments(parser)
     parser.add_argument('--no-doctor', action='store_true',
                         help='skip the environment quick checks at start')
@@ -160,6 +161,7 @@ def apply_eval_switch(cfg, args):
         runner['eval_mode'] = 'first'
     if args.eval_samples is not None:
         runner['eval_samples'] = args.eval_samples
+    runner.update(eval_mode.inference_config(args))
     sweep = sweep_plan.config_from_args(args)
     if sweep:
         runner.update(sweep)

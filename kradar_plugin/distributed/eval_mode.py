@@ -104,3 +104,59 @@ def add_arguments(parser):
     parser.add_argument('--eval-samples', type=int, default=None, metavar='N',
                         help='evaluate on the first N validation samples only (every evaluation)')
     return parser
+
+
+def check_skip(value, source='eval_skip_bad'):
+    """None (fail fast), 'auto' (1% of the dataset) or a positive count from a config value, a variable or
+    the command line (``0``/False: None; True: 'auto')."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return 'auto'
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in settings.FALSE:
+            return None
+        if text in ('auto',) + settings.TRUE[1:]:
+            return 'auto'
+        try:
+            value = int(text)
+        except ValueError:
+            raise ValueError('{}={!r}: expected a number of samples, auto or 0'.format(source, value))
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError('{}={!r}: expected a number of samples, auto or 0'.format(source, value))
+    return value or None
+
+
+def resolve_inference(resume=True, skip_bad=None, environ=None):
+    """(resume, skip_max) of the evaluation inference: config values with ``KRADAR_EVAL_RESUME`` /
+    ``KRADAR_EVAL_SKIP_BAD`` overriding them."""
+    environ = os.environ if environ is None else environ
+    resume = check_flag(resume, 'eval_resume')
+    skip = check_skip(skip_bad)
+    env = _env_flag(environ, settings.EVAL_RESUME)
+    if env is not None:
+        resume = env
+    if settings.is_set(settings.EVAL_SKIP_BAD, environ):
+        skip = check_skip(settings.raw(settings.EVAL_SKIP_BAD, environ), settings.EVAL_SKIP_BAD)
+    return resume, skip
+
+
+def add_inference_arguments(parser):
+    """``--no-resume`` and ``--skip-bad-samples [MAX]`` (both train entry points)."""
+    parser.add_argument('--no-resume', action='store_true',
+                        help='evaluation inference starts afresh instead of continuing a partial record')
+    parser.add_argument('--skip-bad-samples', nargs='?', const='auto', default=None, metavar='MAX',
+                        help='skip (record and exclude) evaluation samples whose loading or inference raises, '
+                             'at most MAX (default 1%% of the dataset); without it the run fails fast')
+    return parser
+
+
+def inference_config(args):
+    """The config keys (without the ``runner.`` prefix) the two flags ask for."""
+    out = {}
+    if getattr(args, 'no_resume', False):
+        out['eval_resume'] = False
+    if getattr(args, 'skip_bad_samples', None) is not None:
+        out['eval_skip_bad'] = check_skip(args.skip_bad_samples, '--skip-bad-samples')
+    return out

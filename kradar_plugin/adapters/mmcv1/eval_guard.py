@@ -13,6 +13,9 @@ from kradar_plugin.distributed import eval_support, run_context
 from kradar_plugin.distributed.failfast import add_note
 from kradar_plugin.distributed.collection import MMCV, check_result_count
 from kradar_plugin.distributed.eval_support import fail_fast
+from kradar_plugin.distributed.inference_session import excluded_note
+from .inference import recorded_evaluation
+from .subset import subset_by_indices
 
 
 def uses_standard_collection(hook):
@@ -83,15 +86,32 @@ def guard_eval_hook(hook):
     do_evaluate = hook._do_evaluate
     evaluate = hook.evaluate
 
+    def tag_of(runner):
+        return run_context.current().results_tag or results_tag(runner, hook.by_epoch)
+
     def guarded_evaluate(runner, results):
-        dataset = hook.dataloader.dataset
+        loader = hook.dataloader
+        dataset = full = loader.dataset
         check_result_count(len(results), len(dataset))
         context = run_context.current()
-        path = save_results(results, runner, context.results_tag or results_tag(runner, hook.by_epoch))
+        session = context.session
+        excluded = session.excluded if session is not None else []
+        if excluded:   # skipped samples: left out on both sides, their ground truth too
+            gone = set(f['index'] for f in excluded)
+            keep = [i for i in range(len(results)) if i not in gone]
+            results = [results[i] for i in keep]
+            loader.dataset = dataset = subset_by_indices(dataset, keep)
+            runner.logger.warning('kradar_plugin: %s', excluded_note(excluded))
+        path = save_results(results, runner, tag_of(runner))
         runner.logger.info('%d predictions saved to %s before dataset.evaluate', len(results), path)
+        if session is not None:
+            session.complete(path)
         context.saved_results = path  # a dataset that pickles its input first reuses this file
         try:
-            return evaluate(runner, results)
+            out = evaluate(runner, results)
+            if session is not None:
+                session.finished()
+            return out
         except Exception as exc:
             add_note(exc, 'dataset.evaluate failed; the {} collected predictions are saved in\n  {}\n'
                           'Re-run the evaluation offline with:\n  {}'.format(
@@ -100,9 +120,11 @@ def guard_eval_hook(hook):
             raise
         finally:
             context.saved_results = None
+            if excluded:
+                loader.dataset = full
 
     hook.evaluate = guarded_evaluate
-    hook._do_evaluate = fail_fast(do_evaluate,
+    hook._do_evaluate = fail_fast(recorded_evaluation(hook, do_evaluate, tag_of),
                                   'evaluation (inference, result collection or dataset.evaluate)')
     hook._kradar_guarded = True
     return hook

@@ -8,7 +8,9 @@ default, 'first', 'off'), ``eval_samples``, ``base_constructor`` (the constructo
 mmcv's default unless the config named another), ``min_loaded`` (least fraction of the model's parameter
 elements a ``load_from``/``resume_from`` checkpoint must provide, default 0.9, 0 = no check),
 ``preflight`` ('auto': the distributed-pitfall checks before a pre-training evaluation; True/False) and
-``probe_model`` (also one forward/backward to find parameters without gradient; default False).
+``probe_model`` (also one forward/backward to find parameters without gradient; default False),
+``eval_resume`` (continue a partial inference record, default True) and ``eval_skip_bad`` (skip at most
+that many failing samples, 'auto': 1%; default fail fast).
 ``KRADAR_EVAL_ONLY``/``KRADAR_EVAL_FIRST``/``KRADAR_EVAL_SAMPLES``/``KRADAR_MIN_LOADED``/
 ``KRADAR_PREFLIGHT``/``KRADAR_PROBE_MODEL`` override them. The checkpoint sweep's keys
 (``eval_checkpoints``, ``eval_watch``, ``eval_watch_idle``, ``eval_watch_poll``, ``eval_final_epoch``,
@@ -24,7 +26,7 @@ from kradar_plugin.distributed.checkpoint_report import resolve_min_loaded
 from .eval_only_hook import EvalOnlyHook
 
 OWN_KEYS = ('eval_mode', 'eval_samples', 'base_constructor', 'min_loaded', 'preflight',
-            'probe_model') + sweep_plan.CONFIG_KEYS
+            'probe_model', 'eval_resume', 'eval_skip_bad') + sweep_plan.CONFIG_KEYS
 
 
 @RUNNER_BUILDERS.register_module()
@@ -44,6 +46,8 @@ class EvalOnlyRunnerConstructor(object):
         self.min_loaded = resolve_min_loaded(runner_cfg.pop('min_loaded', None))
         self.preflight, self.probe_model = eval_mode.resolve_preflight(runner_cfg.pop('preflight', 'auto'),
                                                                        runner_cfg.pop('probe_model', False))
+        self.inference = eval_mode.resolve_inference(runner_cfg.pop('eval_resume', True),
+                                                     runner_cfg.pop('eval_skip_bad', None))
         self.sweep = sweep_plan.request_from(sweep_plan.pop_config(runner_cfg))
         if self.sweep.active:
             if self.mode == 'first':
@@ -62,6 +66,7 @@ class EvalOnlyRunnerConstructor(object):
 
     def __call__(self):
         context = run_context.start()   # this run's shared state (checkpoint, loaders, saved results)
+        context.inference = self.inference
         runner = self._build_runner()
         hook = EvalOnlyHook(self.mode, self.eval_samples, preflight=self.preflight, probe_model=self.probe_model,
                             sweep=self.sweep)

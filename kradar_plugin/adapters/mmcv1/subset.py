@@ -70,3 +70,20 @@ def subset_eval_hook(hook, num_samples, logger=None):
     if logger is not None:
         logger.info('eval_samples: evaluating the first %d of %d validation samples (%s)',
                     len(subset), len(dataset), type(dataset).__name__)
+
+
+def subset_by_indices(dataset, keep):
+    """The samples ``keep`` (sorted dataset indices) of ``dataset``: its per-sample lists cut to them."""
+    keep = list(keep)
+    if callable(getattr(dataset, 'subset_indices', None)):
+        return dataset.subset_indices(keep)
+    subset = copy.copy(dataset)
+    size, state = len(dataset), vars(dataset)
+    for name in PER_SAMPLE_ATTRIBUTES:
+        value = state.get(name, None)
+        if value is not None and hasattr(value, '__len__') and len(value) == size:
+            setattr(subset, name, [value[i] for i in keep] if isinstance(value, list) else value[keep])
+    if len(subset) != len(keep):
+        raise ValueError('cannot leave samples out of {}: it keeps none of the per-sample lists {}'.format(
+            type(dataset).__name__, ', '.join(PER_SAMPLE_ATTRIBUTES)))
+    return subset

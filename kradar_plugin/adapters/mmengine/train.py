@@ -36,6 +36,7 @@ def parse_args(argv=None):
                         help='job launcher')
     parser.add_argument('--local_rank', '--local-rank', dest='local_rank', type=int, default=0)
     eval_mode.add_arguments(parser)
+    eval_mode.add_inference_arguments(parser)
     sweep_plan.add_arguments(parser)
     args = parser.parse_args(argv)
     if args.checkpoints and args.watch:
@@ -66,7 +67,8 @@ def apply_eval_switch(cfg, args):
         cfg.eval_mode = 'only' if runner_type == 'EvalOnlyRunner' else 'off'
     if args.eval_samples is not None:
         cfg.eval_samples = args.eval_samples
-    from kradar_plugin.distributed import sweep_plan
+    from kradar_plugin.distributed import eval_mode, sweep_plan
+    cfg.update(eval_mode.inference_config(args))
     sweep = sweep_plan.config_from_args(args)
     if sweep:
         cfg.update(sweep)
