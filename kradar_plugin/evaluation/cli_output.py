@@ -48,11 +48,16 @@ def print_tables(args, evaluations, grouped):
 def _json_payload(args, evaluations, grouped, threshold):
     """The ``--json`` object of one confidence threshold."""
     from . import report
+    from .evaluator import flatten_metrics
     evaluator = args.evaluator
     if len(evaluations) == 1:
         name = evaluations[0].protocol.name
         payload = {'protocol': name, 'metrics': report.json_metrics(evaluations[0]),
-                   'fingerprint': evaluator.fingerprint(evaluations[0].protocol, threshold)}
+                   'fingerprint': evaluator.fingerprint(evaluations[0].protocol, threshold),
+                   # every key a training run's adapter logs for this evaluation (EchoFusion's names and the 2D
+                   # keys included), rounded as it rounds them: what its offline command must reproduce
+                   'logged_metrics': dict((k.split('/', 1)[1], v) for k, v in
+                                          flatten_metrics(evaluations[0].ap_dict, '_').items())}
         if grouped is not None:
             payload['groups'] = grouped[name]
             payload['metrics'] = grouped[name]['total']['metrics']

@@ -312,3 +312,20 @@ def test_relabel_keywords_as_evaluation_settings(tmp_path):
     assert relabelled == direct and relabelled['pts_bbox/Sedan/bev@0.7'] < 100.0
     command = datasets['v1.0'].offline_eval_command('r.pkl', protocol='kradar', **relabel)
     assert '--kradar-root {} --label-version v2.0 --labels-dir {}'.format(tree['root'], tree['labels_dir']) in command
+    # the offline command reproduces every key the run logged, the 2D 'bbox' keys included (legacy evaluates them)
+    logged = datasets['v2.0'].evaluate(results, protocol='legacy', pklfile_prefix=str(tmp_path / 'd'))
+    command = datasets['v2.0'].offline_eval_command(str(tmp_path / 'd_results.pkl'), protocol='legacy')
+    out = tmp_path / 'offline.json'
+    import shlex
+    import subprocess
+    import sys
+    env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get('PATH', ''))
+    proc = subprocess.run(shlex.split(command) + ['--no-progress', '--json', str(out)], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    import json
+    with open(str(out)) as f:
+        offline = json.load(f)
+    offline = offline[0] if isinstance(offline, list) else offline
+    assert '--eval-types bbox bev 3d' in command and any('/bbox@' in k for k in logged)
+    assert dict(('pts_bbox/' + k, v) for k, v in offline['logged_metrics'].items()) == logged

@@ -49,7 +49,9 @@ from kradar_plugin.evaluation.protocols import (ECHOFUSION_AZIMUTH_RANGE, ECHOFU
 DEFAULT_PCD_LIMIT_RANGE = ECHOFUSION_PCD_LIMIT_RANGE
 DEFAULT_AZI_LIMIT_RANGE = ECHOFUSION_AZIMUTH_RANGE
 #: result branches evaluated, and the metrics of each (EchoFusion: 2D only for image branches)
-RESULT_BRANCHES = (('pts_bbox', ('bbox', 'bev', '3d')), ('img_bbox', ('bbox',)))
+#: what the 3D branch of a run is evaluated on (and the offline command repeats): 2D, BEV and 3D
+PTS_EVAL_TYPES = ('bbox', 'bev', '3d')
+RESULT_BRANCHES = (('pts_bbox', PTS_EVAL_TYPES), ('img_bbox', ('bbox',)))
 
 
 def _print_log(msg, logger=None, level=logging.INFO):
@@ -164,7 +166,7 @@ class KRadarEvalMixin(object):
         from kradar_plugin.evaluation.evaluator import shell_line
         infos_path = getattr(self, 'ann_file', None) or '<info pickle>'
         try:
-            command = self._kradar_evaluator(protocol, ('bev', '3d'), kwargs, None, warn=False).offline_command(
+            command = self._kradar_evaluator(protocol, PTS_EVAL_TYPES, kwargs, None, warn=False).offline_command(
                 path, infos_path)
         except Exception:  # noqa: BLE001 - settings the evaluator refuses: the evaluation itself says why
             command = None
