@@ -52,8 +52,10 @@ def generic_fields(info):
 
 def kradar_fields(info, data_root=None):
     """[(key, text)] naming a K-Radar frame, or [] when ``info`` is not one."""
-    annos = info.get('annos') if isinstance(info, dict) else None
-    label_file = annos.get('label_file') if isinstance(annos, dict) else None
+    if not isinstance(info, dict):
+        return []
+    annos = info.get('annos')
+    label_file = annos.get('label_file') if isinstance(annos, dict) else info.get('label_file')
     if not isinstance(label_file, str) or label_file.count(',') != 1:
         return []
     seq, name = (part.strip() for part in label_file.split(','))

@@ -15,7 +15,8 @@ from kradar_plugin.distributed import eval_support, run_context
 from kradar_plugin.distributed.failfast import add_note
 from kradar_plugin.distributed.collection import MMENGINE, check_results
 from kradar_plugin.distributed.eval_support import fail_fast
-
+from kradar_plugin.distributed.inference_session import excluded_note
+from .inference import guard_inference
 
 
 def check_collection(loader):
@@ -63,16 +64,28 @@ def guard_metrics(runner, loop):
 
 def _guarded_compute(runner, loop, metric, compute, suffix):
     def compute_metrics(results):
-        check_results(results, len(loop.dataloader.dataset), type(metric).__name__)
         context = run_context.current()
+        session = context.session
+        excluded = session.excluded if session is not None else []
+        size = len(loop.dataloader.dataset)
+        if excluded:   # skipped samples: left out with their ground truth (the metric matches by sample_idx)
+            results = [r for r in results if r is not None]
+            size -= len(excluded)
+            runner.logger.warning('kradar_plugin: %s', excluded_note(excluded))
+        check_results(results, size, type(metric).__name__)
         path = save_results(results, runner.work_dir, (context.results_tag or results_tag(runner)) + suffix)
+        if session is not None:
+            session.complete(path)
         context.saved_results = path  # a metric that pickles its input first reuses this file
         if hasattr(metric, 'last_results_file'):
             metric.last_results_file = None  # set again by a metric that saves its own files
         runner.logger.info('%d collected results saved to %s before %s.compute_metrics', len(results), path,
                            type(metric).__name__)
         try:
-            return compute(results)
+            out = compute(results)
+            if session is not None:
+                session.finished()
+            return out
         except Exception as exc:
             add_note(exc, offline_note(metric, path, len(results)))
             raise
@@ -81,10 +94,13 @@ def _guarded_compute(runner, loop, metric, compute, suffix):
     return compute_metrics
 
 
-def guard_loop(loop):
-    """Make ``loop.run`` fail fast in multi-process jobs (instance attribute)."""
+def guard_loop(loop, runner=None):
+    """Make ``loop.run`` fail fast in multi-process jobs, its inference named, recorded and resumable
+    (``inference``; with ``runner``) (instance attribute)."""
     if getattr(loop, '_kradar_guarded', False):
         return loop
+    if runner is not None:
+        guard_inference(runner, loop, lambda r: run_context.current().results_tag or results_tag(r))
     loop.run = fail_fast(loop.run, 'evaluation (inference, result collection or compute_metrics)')
     loop._kradar_guarded = True
     return loop

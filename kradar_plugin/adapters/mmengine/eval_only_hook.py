@@ -52,7 +52,7 @@ class EvalOnlyHook(Hook):
         if self.guard:
             check_collection(loop.dataloader)
             guard_metrics(runner, loop)
-            guard_loop(loop)
+            guard_loop(loop, runner)
         if self.mode == 'off':
             return
         if self.sweep is not None:

@@ -64,6 +64,7 @@ class KRadarDet3DDataset(Det3DDataset):
         data = dict(
             frame_id=info['image']['image_idx'],
             frame_index=info['frame_index'],
+            label_file=info['annos']['label_file'],   # names the frame in a failure message
             radar_filename=osp.join(self.data_root or '', sequence, radar[self.radar_key]),
             box_type_3d=self.box_type_3d,
             box_mode_3d=self.box_mode_3d,
