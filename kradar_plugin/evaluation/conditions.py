@@ -60,8 +60,8 @@ def from_infos(infos):
 
 
 def _shown(value, width=80):
-    from .safe_pickle import _short
-    return _short(value, width)
+    from .safe_numpy import short_repr
+    return short_repr(value, width)
 
 
 def rows_of(content):

@@ -57,7 +57,7 @@ def _ndarray_type(arrays):
     def __new__(cls, *args, **kwargs):
         if kwargs or args not in _EMPTY_ARGS:
             _refuse('numpy.ndarray.__new__{!r}: portable pickles write ndarray.__new__(ndarray, (0,), \'b\') '
-                    'and give the state by BUILD'.format(_short(args)))
+                    'and give the state by BUILD'.format(short_repr(args)))
         array = _Array()
         append(array)
         return array
@@ -92,13 +92,13 @@ class _Dtype(object):
         if self.built:
             _refuse('a dtype given a state twice')
         if type(state) is not tuple or len(state) not in (8, 9) or state[0] not in (3, 4):
-            _refuse('numpy dtype state {!r}: expected numpy\'s version 3 state'.format(_short(state)))
+            _refuse('numpy dtype state {!r}: expected numpy\'s version 3 state'.format(short_repr(state)))
         order, subarray, names, fields, elsize, alignment, flags = state[1:8]
         metadata = state[8] if len(state) == 9 else None
         if subarray is not None or names is not None or fields is not None or metadata:
             _refuse('a structured, subarray or metadata dtype (K-Radar files hold plain dtypes)')
         if order not in ('<', '>', '|', '=') or not all(_is_int(v) for v in (elsize, alignment, flags)):
-            _refuse('numpy dtype state {!r}'.format(_short(state)))
+            _refuse('numpy dtype state {!r}'.format(short_repr(state)))
         if self.kind in 'SU' and elsize != self.itemsize:
             _refuse('numpy dtype state: item size {} for {}{}'.format(elsize, self.kind, self.size))
         self.order = order
@@ -142,7 +142,7 @@ def _reconstructor(arrays, ndarray):
     def _reconstruct(*args):
         if args != expected and args != python_2:
             _refuse('numpy _reconstruct{!r}: numpy pickles write _reconstruct(ndarray, (0,), b\'b\')'.format(
-                _short(args)))
+                short_repr(args)))
         array = _Array()
         append(array)
         return array
@@ -153,7 +153,7 @@ def _frombufferer(arrays):
     """``numpy.core.numeric._frombuffer`` (protocol 5): an :class:`_Array` with the state its arguments give."""
     def _frombuffer(buf=None, dtype=None, shape=None, order=None, *rest):
         if rest or order not in ('C', 'F'):
-            _refuse('numpy _frombuffer: order {!r}'.format(_short(order)))
+            _refuse('numpy _frombuffer: order {!r}'.format(short_repr(order)))
         array = _Array()
         array.append((shape, dtype, order == 'F', buf))
         arrays.append(array)
@@ -163,7 +163,7 @@ def _frombufferer(arrays):
 
 def _scalar(dtype=None, data=None, *rest):
     if type(dtype) is not _Dtype or rest:
-        _refuse('numpy scalar{!r}: expected (dtype, data)'.format(_short((dtype, data) + rest)))
+        _refuse('numpy scalar{!r}: expected (dtype, data)'.format(short_repr((dtype, data) + rest)))
     if dtype.kind == 'O':
         return _plain_value(data, 'an object scalar')
     data = _buffer(data)
@@ -178,7 +178,7 @@ def _indexer(arrays, limit):
     def getitem(array=None, index=None, *rest):
         if type(array) is not _Array or type(index) is not tuple or index or rest:
             _refuse('operator.getitem{!r}: pickles index only a 0-d numpy array, with ()'.format(
-                _short((array, index) + rest)))
+                short_repr((array, index) + rest)))
         if not arrays or arrays[-1] is not array:
             _refuse('operator.getitem of an array other than the one just built')
         _rebuild([arrays.pop()], limit)
@@ -210,11 +210,11 @@ _PAD = [b'\x00' * k for k in range(8)]
 def _shape_size(shape, limit, cache):
     """(checked shape, element count) of an array state's shape (``cache``: shapes seen before)."""
     if type(shape) is not tuple or len(shape) > 32:
-        _refuse('numpy array shape {!r}'.format(_short(shape)))
+        _refuse('numpy array shape {!r}'.format(short_repr(shape)))
     n = 1
     for d in shape:
         if type(d) is not int or d < 0:
-            _refuse('numpy array shape {!r}'.format(_short(shape)))
+            _refuse('numpy array shape {!r}'.format(short_repr(shape)))
         n *= d
         if d > limit or n > limit:
             _refuse('an array of shape {} holds more than the limit of {:,} elements per array '
@@ -241,12 +241,12 @@ def _rebuild(arrays, limit):
         elif type(state) is tuple and len(state) == 4:
             shape, dtype, fortran, data = state
         else:
-            _refuse('numpy array state {!r}: expected (1, shape, dtype, is_fortran, data)'.format(_short(state)))
+            _refuse('numpy array state {!r}: expected (1, shape, dtype, is_fortran, data)'.format(short_repr(state)))
         if type(dtype) is not _Dtype:
-            _refuse('numpy array with dtype {!r}: expected numpy.dtype(...)'.format(_short(dtype)))
+            _refuse('numpy array with dtype {!r}: expected numpy.dtype(...)'.format(short_repr(dtype)))
         dt, itemsize, swapped = dtype._info or dtype.info()
         if fortran is not False and fortran is not True and (type(fortran) is not int or fortran not in (0, 1)):
-            _refuse('numpy array state: is_fortran {!r}'.format(_short(fortran)))
+            _refuse('numpy array state: is_fortran {!r}'.format(short_repr(fortran)))
         try:
             hit = shapes.get(shape)
         except TypeError:           # an unhashable shape: refused by _shape_size
@@ -313,7 +313,7 @@ def _described(value):
     return 'a {}'.format(type(value).__name__)
 
 
-def _short(value, width=120):
+def short_repr(value, width=120):
     """repr of a value for a refusal, cut to ``width`` characters (no large int converted to text)."""
     try:
         if type(value) is int and value.bit_length() > 256:

@@ -29,7 +29,7 @@ import numpy as np
 
 from .safe_numpy import (MAX_INT_BITS, MAX_ITEMSIZE, RefusedPickleError, _Array, _Dtype, _described,  # noqa: F401
                          _frombufferer, _indexer, _ndarray_type, _NUMPY_SCALAR, _plain_value, _rebuild,
-                         _reconstructor, _refuse, _scalar, _short)
+                         _reconstructor, _refuse, _scalar, short_repr)
 
 #: builtins a K-Radar pickle may name (Python 2 and protocol <= 2 pickles spell the module ``__builtin__``)
 _BUILTINS = ('list', 'dict', 'tuple', 'set', 'frozenset', 'str', 'bytes', 'bytearray', 'int', 'float', 'complex',
@@ -107,7 +107,7 @@ def _ordered_dict(*args):
 def _encode(obj=None, encoding='utf-8', errors='strict', *rest):
     if type(obj) is not str or rest or encoding not in _LATIN_1 or errors != 'strict':
         _refuse('_codecs.encode{!r}: pickles encode byte strings as latin-1 only'.format(
-            _short((obj, encoding, errors) + rest)))
+            short_repr((obj, encoding, errors) + rest)))
     return obj.encode('latin-1')
 
 

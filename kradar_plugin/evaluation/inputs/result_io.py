@@ -84,8 +84,8 @@ def unwrap_result(res, where):
 
 def _short_keys(res):
     """The keys of a dict as a short text (keys of any type, no huge int converted)."""
-    from kradar_plugin.evaluation.safe_pickle import _short
-    text = '[' + ', '.join(sorted(_short(k, 40) for k in res)) + ']'
+    from kradar_plugin.evaluation.safe_numpy import short_repr
+    text = '[' + ', '.join(sorted(short_repr(k, 40) for k in res)) + ']'
     return text if len(text) <= 300 else text[:297] + '...'
 
 
