@@ -128,9 +128,10 @@ def check_skip(value, source='eval_skip_bad'):
     return value or None
 
 
-def resolve_inference(resume=True, skip_bad=None, environ=None):
-    """(resume, skip_max) of the evaluation inference: config values with ``KRADAR_EVAL_RESUME`` /
-    ``KRADAR_EVAL_SKIP_BAD`` overriding them."""
+def resolve_inference(resume=True, skip_bad=None, record_every=None, environ=None):
+    """(resume, skip_max, record_every) of the evaluation inference: config values (``record_every``: write
+    the partial record every N samples at least) with ``KRADAR_EVAL_RESUME`` / ``KRADAR_EVAL_SKIP_BAD``
+    overriding them."""
     environ = os.environ if environ is None else environ
     resume = check_flag(resume, 'eval_resume')
     skip = check_skip(skip_bad)
@@ -139,7 +140,7 @@ def resolve_inference(resume=True, skip_bad=None, environ=None):
         resume = env
     if settings.is_set(settings.EVAL_SKIP_BAD, environ):
         skip = check_skip(settings.raw(settings.EVAL_SKIP_BAD, environ), settings.EVAL_SKIP_BAD)
-    return resume, skip
+    return resume, skip, check_samples(record_every, 'eval_record_every')
 
 
 def add_inference_arguments(parser):

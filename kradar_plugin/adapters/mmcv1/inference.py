@@ -5,6 +5,7 @@ the session names a failed sample, records the predictions, hands back recorded 
 not called for them) and, when skipping, fills a failed sample's place with ``None`` (ranks in step).
 """
 from kradar_plugin.distributed import run_context
+from kradar_plugin.distributed.inference_record import INTERVAL_SAMPLES
 from kradar_plugin.distributed.inference_session import Options, open_session
 
 PLACEHOLDER = '_kradar_recorded'
@@ -55,8 +56,8 @@ class ModelProxy(object):
 
 
 def options(context):
-    resume, skip = context.inference
-    return Options(resume=resume, skip_max=skip)
+    resume, skip, every = context.inference
+    return Options(resume=resume, skip_max=skip, interval_samples=every or INTERVAL_SAMPLES)
 
 
 def recorded_evaluation(hook, do_evaluate, tag_of):

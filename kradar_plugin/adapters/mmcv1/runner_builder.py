@@ -10,7 +10,8 @@ elements a ``load_from``/``resume_from`` checkpoint must provide, default 0.9, 0
 ``preflight`` ('auto': the distributed-pitfall checks before a pre-training evaluation; True/False) and
 ``probe_model`` (also one forward/backward to find parameters without gradient; default False),
 ``eval_resume`` (continue a partial inference record, default True) and ``eval_skip_bad`` (skip at most
-that many failing samples, 'auto': 1%; default fail fast).
+that many failing samples, 'auto': 1%; default fail fast), ``eval_record_every`` (write the record at
+least every N samples; default 256, or every 20 s).
 ``KRADAR_EVAL_ONLY``/``KRADAR_EVAL_FIRST``/``KRADAR_EVAL_SAMPLES``/``KRADAR_MIN_LOADED``/
 ``KRADAR_PREFLIGHT``/``KRADAR_PROBE_MODEL`` override them. The checkpoint sweep's keys
 (``eval_checkpoints``, ``eval_watch``, ``eval_watch_idle``, ``eval_watch_poll``, ``eval_final_epoch``,
@@ -26,7 +27,7 @@ from kradar_plugin.distributed.checkpoint_report import resolve_min_loaded
 from .eval_only_hook import EvalOnlyHook
 
 OWN_KEYS = ('eval_mode', 'eval_samples', 'base_constructor', 'min_loaded', 'preflight',
-            'probe_model', 'eval_resume', 'eval_skip_bad') + sweep_plan.CONFIG_KEYS
+            'probe_model', 'eval_resume', 'eval_skip_bad', 'eval_record_every') + sweep_plan.CONFIG_KEYS
 
 
 @RUNNER_BUILDERS.register_module()
@@ -47,7 +48,8 @@ class EvalOnlyRunnerConstructor(object):
         self.preflight, self.probe_model = eval_mode.resolve_preflight(runner_cfg.pop('preflight', 'auto'),
                                                                        runner_cfg.pop('probe_model', False))
         self.inference = eval_mode.resolve_inference(runner_cfg.pop('eval_resume', True),
-                                                     runner_cfg.pop('eval_skip_bad', None))
+                                                     runner_cfg.pop('eval_skip_bad', None),
+                                                     runner_cfg.pop('eval_record_every', None))
         self.sweep = sweep_plan.request_from(sweep_plan.pop_config(runner_cfg))
         if self.sweep.active:
             if self.mode == 'first':

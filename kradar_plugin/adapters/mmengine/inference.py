@@ -5,6 +5,7 @@ appended for it (one entry per metric): recorded ones are appended back without 
 sample appends ``None`` (removed again, with its ground truth, before ``compute_metrics``).
 """
 from kradar_plugin.distributed import run_context
+from kradar_plugin.distributed.inference_record import INTERVAL_SAMPLES
 from kradar_plugin.distributed.inference_session import Options, open_session
 
 
@@ -46,11 +47,12 @@ def guard_inference(runner, loop, tag_of):
         context = run_context.current()
         loader = loop.dataloader
         metrics = list(getattr(loop.evaluator, 'metrics', []))
-        resume, skip = context.inference
+        resume, skip, every = context.inference
 
         def start():
             context.session = open_session(loader, runner.work_dir, tag_of(runner), runner.model,
-                                           Options(resume=resume, skip_max=skip), runner.logger)
+                                           Options(resume=resume, skip_max=skip,
+                                                   interval_samples=every or INTERVAL_SAMPLES), runner.logger)
             return context.session
 
         proxy = LoaderProxy(loader, start)

@@ -45,7 +45,8 @@ class EvalSwitchMixin(object):
                 raise ValueError('a checkpoint sweep is eval-only: it cannot run with eval_mode=first')
             self.eval_mode = 'only'
         run_context.start().inference = eval_mode.resolve_inference(cfg.get('eval_resume', True),
-                                                                    cfg.get('eval_skip_bad', None))
+                                                                    cfg.get('eval_skip_bad', None),
+                                                                    cfg.get('eval_record_every', None))
         self._kradar_notes = []
         super(EvalSwitchMixin, self).__init__(*args, **kwargs)
         for note in self._kradar_notes:
