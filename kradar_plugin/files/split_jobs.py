@@ -6,6 +6,7 @@ nothing is written here (the converter writes after ``--strict`` has had its say
 Processes are forked (POSIX): the parent's tree, split lists and imports are inherited, nothing is re-imported.
 Elsewhere, with one core or one list, the jobs run one after the other in this process.
 """
+import gc
 import multiprocessing
 import os
 
@@ -75,11 +76,16 @@ class _Step(object):
 def _run(job, step):
     """('ok', name, pickle, frames, objects, quirks) or ('error', message)."""
     quirks = Quirks()
+    enabled = gc.isenabled()
+    gc.disable()        # the infos are a million small containers that no collection could free: not scanned
     try:
         infos = job.convert(job.entries, quirks, step)
         data = dumps(infos)
     except (KRadarFileError, ValueError, OSError) as exc:
         return 'error', str(exc)
+    finally:
+        if enabled:
+            gc.enable()
     return 'ok', job.name, data, len(infos), sum(len(i['annos']['rotation_y']) for i in infos), quirks
 
 
