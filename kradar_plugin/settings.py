@@ -114,6 +114,10 @@ BUILD_AND_TEST = (
             "tests: a copy of EchoFusion's `evaluate_kradar.py`, instead of reading it from the repository."),
     Setting('KRADAR_MMDET3D_REPO', 'directory', 'unset',
             "tests: an mmdet3d checkout for EchoFusion's evaluator parity test."),
+    Setting('KRADAR_REAL_LABELS', 'directory', 'unset',
+            "tests: a folder of K-Radar's real labels (a dataset root with `<seq>/info_label`, or an unzipped "
+            "revised-label folder); every file is read here and by K-Radar's own loader and compared (the "
+            "labels are CC BY-NC-ND: never copied into the repository)."),
 )
 SETTINGS = collections.OrderedDict((s.name, s) for s in TABLE)
 # every name as a constant without its prefix (``settings.EVAL_ONLY == 'KRADAR_EVAL_ONLY'``): the modules refer
