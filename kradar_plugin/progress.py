@@ -1,4 +1,5 @@
-"""Progress bar for long command-line evaluations: tqdm when installed, else a one-line text bar.
+"""Progress bars of the command-line tools (kradar-eval, kradar-create-data and its audit): tqdm when installed,
+else a one-line text bar.
 
 mmcv's ``ProgressBar`` is not used: importing mmcv imports torch, seconds the CLI does not spend.
 """
