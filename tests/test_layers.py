@@ -8,8 +8,8 @@ import os
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = os.path.join(ROOT, 'kradar_plugin')
 CORE = ('kradar_plugin.ops', 'kradar_plugin.evaluation', 'kradar_plugin.distributed', 'kradar_plugin.files')
-FOUNDATION = ('kradar_plugin.settings', 'kradar_plugin.version', 'kradar_plugin.compat.versions', 'kradar_plugin.compat.facts',
-              'kradar_plugin.compat.nvidia_driver')
+FOUNDATION = ('kradar_plugin.settings', 'kradar_plugin.version', 'kradar_plugin.progress', 'kradar_plugin.compat.versions',
+              'kradar_plugin.compat.facts', 'kradar_plugin.compat.nvidia_driver')
 
 
 def _within(name, prefixes):

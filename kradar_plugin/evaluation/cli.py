@@ -119,7 +119,7 @@ def _evaluations(args):
     """(Evaluations, grouped results {protocol: groups} or None) as the arguments ask."""
     from .kradar_eval import fields_read, warm_up
     from .loading import read_checked
-    from .progress import make_bar
+    from ..progress import make_bar
     from .subset import in_region
     overrides = {}
     if args.distance_edges is not None:

@@ -138,7 +138,7 @@ class OneLineWarnings(object):
     def numba_note(self, n_frames):
         """The one ``note:`` line on plain-Python kernels, or None where numba would not matter."""
         from ._jit import mode, numba_absent
-        from .progress import MIN_FRAMES
+        from ..progress import MIN_FRAMES
         if not self.numba:
             return None
         if numba_absent():

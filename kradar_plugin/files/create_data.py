@@ -223,12 +223,12 @@ def write_file(path, data):
 
 
 def _bar():
-    from ..evaluation.progress import TextBar
+    from ..progress import TextBar
     try:
         from tqdm import tqdm
     except ImportError:
         return TextBar()
-    from ..evaluation.progress import TqdmBar
+    from ..progress import TqdmBar
     return TqdmBar(tqdm)
 
 

@@ -15,7 +15,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 _RUN = """
 import sys
 {setup}
-from kradar_plugin.evaluation import progress
+from kradar_plugin import progress
 progress.MIN_FRAMES = {min_frames}
 from kradar_plugin.evaluation.cli import main
 sys.exit(main(sys.argv[1:]))

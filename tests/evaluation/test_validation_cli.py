@@ -243,7 +243,7 @@ def test_cli_progress_bar_over_5000_frames(tmp_path):
 
 def test_text_bar_when_tqdm_is_missing():
     import io
-    from kradar_plugin.evaluation.progress import TextBar, make_bar
+    from kradar_plugin.progress import TextBar, make_bar
     assert make_bar(5000) is None and make_bar(10 ** 6, enabled=False) is None and make_bar(5001) is not None
     out = io.StringIO()
     bar = TextBar(out, width=10)

@@ -467,7 +467,7 @@ def test_pairs_of_all_frames_are_bounded(kitti):
 def test_reading_a_folder_reports_progress(kitti, capsys, monkeypatch):
     """The CLI shows a bar while it reads a folder of more frames than its threshold (lowered here), none with
     --no-progress; the bar counts every frame."""
-    from kradar_plugin.evaluation import progress
+    from kradar_plugin import progress
     from kradar_plugin.evaluation.cli import main
     monkeypatch.setattr(progress, 'MIN_FRAMES', 1)
     assert main(['--kitti-dir', kitti['base'], '--protocol', 'kradar']) == 0
