@@ -17,6 +17,7 @@ through :meth:`InferenceSession.run_batch`. The session walks this rank's batche
 torch is imported inside the functions that build a DataLoader.
 """
 import sys
+import time
 import traceback
 
 from . import inference_record as records
@@ -204,6 +205,7 @@ class InferenceSession(object):
         done = dict((i, r) for i, r in state.done.items() if i in wanted)
         self.groups = plan(batches, done)
         self.resumed = len(done)
+        self.started = time.time()
         total = sum(len(b) for b in batches)
         if state.done:
             self.info('kradar_plugin: resuming from the partial record in %s: %d of %d samples of this rank '
@@ -332,8 +334,12 @@ class InferenceSession(object):
                 sys.stderr.write('kradar_plugin: could not flush the partial record: {}\n'.format(exc))
 
     def end(self):
+        seconds = time.time() - self.started
         if self.writer is not None:
             self.writer.close()
+            self.info('kradar_plugin: rank %d inferred %d samples and took %d from the record in %.2f s; writing '
+                      'the record took %.3f s (%.2f%%)', self.rank, self.inferred, self.resumed, seconds,
+                      self.writer.seconds, 100.0 * self.writer.seconds / max(seconds, 1e-9))
         if self.limit is None:
             return
         every = [f for part in self.gather(self.failures) for f in part]
