@@ -20,6 +20,20 @@ TIMEOUT_SIGNATURES = ('Timed out waiting', 'Socket Timeout', 'Watchdog caught co
                       'DistNetworkError', 'timed out after')
 
 
+# [node id, marked launch?] of the running test (tests/conftest.py); empty outside a test
+CURRENT_TEST = []
+
+
+def _check_marked():
+    """A launch beside other pytest-xdist workers must come from a test marked ``launch`` (make test runs those
+    one at a time, after the parallel run): anything else is a test that lacks the marker."""
+    workers = int(os.environ.get('PYTEST_XDIST_WORKER_COUNT', '1') or 1)
+    if workers > 1 and CURRENT_TEST and not CURRENT_TEST[1]:
+        raise RuntimeError('{} launches a training job but is not marked @pytest.mark.launch: launches run one at '
+                           'a time, never beside the {} parallel workers (tests/conftest.py)'.format(
+                               CURRENT_TEST[0], workers))
+
+
 class Job(object):
     """A finished launch: exit code, everything it printed (stdout and stderr), wall time, work dir."""
 
@@ -57,6 +71,7 @@ def job_env(extra=None, pythonpath=()):
 
 def run(cmd, work_dir, cwd=ROOT, env=None, pythonpath=(), job_class=Job, limit_s=HARD_LIMIT_S):
     """Run ``cmd`` to its end (at most ``limit_s``) and return a ``job_class``."""
+    _check_marked()
     start = time.time()
     proc = subprocess.run(cmd, cwd=str(cwd), env=job_env(env, pythonpath), stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, timeout=limit_s)
@@ -111,6 +126,7 @@ class Nodes(object):
 
     def start(self):
         import tempfile
+        _check_marked()
         self.started = time.time()
         for cmd in self.cmds:
             out = tempfile.TemporaryFile()

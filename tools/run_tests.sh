@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
-# `make test`: the whole suite on the three environments, building what is missing.
-#   .venv       OpenMMLab 1.x stack (mmcv-full 1.7, mmdet 2.28, mmdet3d 1.0.0rc6): pytest tests
+# `make test`: the suite on the four environments, building what is missing.
+#   .venv       OpenMMLab 1.x stack (mmcv-full 1.7, mmdet 2.28, mmdet3d 1.0.0rc6): pytest $FULL_TESTS (the
+#               adapters, the project, datasets, models, compat, packaging and the core tests that use the 1.x
+#               frameworks; the numpy-only core is the two stacks' below)
 #   .venv-light numpy 2.x core:                                             pytest $CORE_TESTS
 #   .venv-echofusion  EchoFusion's own stack (CPython 3.7, torch 1.10, mmcv-full 1.4.0, mmdet 2.19, mmdet3d
-#               0.17.3, numba 0.48, numpy 1.19.5):                         pytest tests
+#               0.17.3, numba 0.48, numpy 1.19.5):                         pytest tests (the core included)
 #   .venv-mm2   OpenMMLab 2.0 stack (mmengine, mmcv 2.1, mmdet 3.3, mmdet3d 1.4): pytest tests/adapters/mmengine
-# The EchoFusion and 2.0 stacks' builds (mmcv-full 1.4.0, mmdet3d 0.17.3's ops and mmcv 2.1 compiled from
-# source) run one after the other under `nice -n 19` while the 1.x suite runs: its launch tests leave about
-# one of two cores idle, so the builds cost little extra wall time; the 2.0 build goes on while the
-# EchoFusion suite runs. Every part runs even when an earlier one failed; the exit status is non-zero if any
-# failed.
+# Each part is two pytest runs: the tests that launch nothing in parallel (pytest-xdist, -n $TEST_WORKERS,
+# default 2; --dist loadgroup keeps each group of tests/conftest.py on one worker), then the `launch` tests one
+# at a time (each starts several processes; their time checks assume the machine is theirs). Cases marked
+# `bench` (kept for a benchmark's measurement) are left out.
+# The EchoFusion and 2.0 stacks' builds (from the wheel cache, else mmcv-full 1.4.0, mmdet3d 0.17.3's ops and
+# mmcv 2.1 compiled from source) run one after the other under `nice -n 19` while the 1.x suite runs; the 2.0
+# build goes on while the EchoFusion suite runs. Every part runs even when an earlier one failed; the exit
+# status is non-zero if any failed. Phase times are printed as "[test] M min S s: ...".
+#
+# tools/run_tests.sh PART runs one part alone in its built environment (full, light, echofusion, mm2):
+# what `make test-full` / `test-light` / `test-echofusion` / `test-mm2` do.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -19,12 +27,42 @@ VENV_MM2=${VENV_MM2:-.venv-mm2}
 VENV_EF=${VENV_EF:-.venv-echofusion}
 PY=${PY:-python3}
 PYTEST_FLAGS=${PYTEST_FLAGS:--q --durations=15}
+WORKERS=${TEST_WORKERS:-2}
 CORE_TESTS=${CORE_TESTS:?CORE_TESTS must name the core test paths}
+FULL_TESTS=${FULL_TESTS:?FULL_TESTS must name the 1.x stack test paths}
+MM2_TESTS=${MM2_TESTS:-tests/adapters/mmengine}
 log_dir=${KRADAR_TEST_LOGS:-$root/work_dirs/test_logs}
 mkdir -p "$log_dir"
 t0=$(date +%s)
 stamp() { echo "[test] $(( ($(date +%s) - t0) / 60 )) min $(( ($(date +%s) - t0) % 60 )) s: $*"; }
 failed=()
+
+# suite NAME PYTHON PATHS...: the tests that launch nothing on $WORKERS xdist workers, then the launches
+# serially. pytest's exit status 5 (nothing selected: a part without launches) is no failure.
+suite() {
+  local name=$1 py=$2 rc status=0
+  shift 2
+  stamp "$name: the tests that launch nothing (-n $WORKERS)"
+  # shellcheck disable=SC2086
+  "$py" -m pytest $PYTEST_FLAGS -n "$WORKERS" --dist loadgroup -m "not launch and not bench" "$@"; rc=$?
+  [ $rc -eq 0 ] || [ $rc -eq 5 ] || status=1
+  stamp "$name: the launches, one at a time"
+  # shellcheck disable=SC2086
+  "$py" -m pytest $PYTEST_FLAGS -m "launch and not bench" "$@"; rc=$?
+  [ $rc -eq 0 ] || [ $rc -eq 5 ] || status=1
+  [ $status -eq 0 ] || failed+=("$name")
+  return $status
+}
+
+# shellcheck disable=SC2086
+case "${1:-all}" in
+  full) suite "1.x suite ($VENV)" "$VENV/bin/python" $FULL_TESTS; exit ;;
+  light) suite "numpy 2.x core ($LIGHT)" "$LIGHT/bin/python" $CORE_TESTS; exit ;;
+  echofusion) suite "EchoFusion stack suite ($VENV_EF)" "$VENV_EF/bin/python" tests; exit ;;
+  mm2) suite "2.0 suite ($VENV_MM2)" "$VENV_MM2/bin/python" $MM2_TESTS; exit ;;
+  all) ;;
+  *) echo "usage: $0 [all|full|light|echofusion|mm2]" >&2; exit 2 ;;
+esac
 
 stamp "building $VENV and $LIGHT"
 PYTHON=$PY tools/setup_env.sh full "$VENV" || exit 1
@@ -37,20 +75,15 @@ ef_build=$!
   PYTHON=$PY nice -n 19 tools/setup_env.sh mm2 "$VENV_MM2" > "$log_dir/env-mm2.log" 2>&1 ) &
 mm2_build=$!
 
-stamp "OpenMMLab 1.x suite ($VENV)"
 # shellcheck disable=SC2086
-"$VENV/bin/python" -m pytest $PYTEST_FLAGS tests || failed+=("1.x suite ($VENV)")
-
-stamp "numpy 2.x core ($LIGHT)"
+suite "1.x suite ($VENV)" "$VENV/bin/python" $FULL_TESTS
 # shellcheck disable=SC2086
-"$LIGHT/bin/python" -m pytest $PYTEST_FLAGS $CORE_TESTS || failed+=("numpy 2.x core ($LIGHT)")
+suite "numpy 2.x core ($LIGHT)" "$LIGHT/bin/python" $CORE_TESTS
 
 stamp "waiting for the $VENV_EF build"
 if wait "$ef_build"; then
   tail -n 1 "$log_dir/env-echofusion.log"
-  stamp "EchoFusion stack suite ($VENV_EF)"
-  # shellcheck disable=SC2086
-  "$VENV_EF/bin/python" -m pytest $PYTEST_FLAGS tests || failed+=("EchoFusion stack suite ($VENV_EF)")
+  suite "EchoFusion stack suite ($VENV_EF)" "$VENV_EF/bin/python" tests
 else
   tail -n 40 "$log_dir/env-echofusion.log"
   failed+=("$VENV_EF build")
@@ -59,9 +92,8 @@ fi
 stamp "waiting for the $VENV_MM2 build"
 if wait "$mm2_build"; then
   tail -n 1 "$log_dir/env-mm2.log"
-  stamp "OpenMMLab 2.0 suite ($VENV_MM2)"
   # shellcheck disable=SC2086
-  "$VENV_MM2/bin/python" -m pytest $PYTEST_FLAGS tests/adapters/mmengine || failed+=("2.0 suite ($VENV_MM2)")
+  suite "2.0 suite ($VENV_MM2)" "$VENV_MM2/bin/python" $MM2_TESTS
 else
   tail -n 40 "$log_dir/env-mm2.log"
   failed+=("$VENV_MM2 build")

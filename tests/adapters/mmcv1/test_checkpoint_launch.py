@@ -22,8 +22,11 @@ pytestmark = [pytest.mark.launch]
 SAVE_WRAPPED = osp.join(CONFIGS, 'toy_save_wrapped.py')
 
 
-def ddp_saved_checkpoint(tmp_path):
-    job = dist_train(tmp_path / 'train', 2, config=SAVE_WRAPPED)
+@pytest.fixture(scope='module')
+def ddp_saved(tmp_path_factory):
+    """One real 2-process training run that saved its DDP wrapper's state dict (shared by the tests here:
+    each reads it, none changes it)."""
+    job = dist_train(tmp_path_factory.mktemp('ddp_saved') / 'train', 2, config=SAVE_WRAPPED)
     assert job.returncode == 0, job.describe()
     path = osp.join(job.work_dir, 'wrapped_state_dict.pth')
     state = torch.load(path)['state_dict']
@@ -41,8 +44,8 @@ def mae_of(state, num_samples=9):
     return sum(errors) / num_samples
 
 
-def test_ddp_saved_checkpoint_is_fully_loaded_in_eval_only(tmp_path):
-    path, state = ddp_saved_checkpoint(tmp_path)
+def test_ddp_saved_checkpoint_is_fully_loaded_in_eval_only(ddp_saved, tmp_path):
+    path, state = ddp_saved
     job = dist_train(tmp_path / 'eval', 2, '--eval-only', '--cfg-options', 'load_from=' + path)
     assert job.returncode == 0, job.describe()
     line = 'loaded 100.0% of 5 parameters (2/2 parameter tensors, 0/0 buffers) from ' + path
@@ -64,8 +67,8 @@ def test_ddp_saved_checkpoint_is_fully_loaded_in_eval_only(tmp_path):
     assert len(logs) == 1 and line in open(logs[0]).read()
 
 
-def test_renamed_head_stops_every_rank_before_evaluating(tmp_path):
-    path, state = ddp_saved_checkpoint(tmp_path)
+def test_renamed_head_stops_every_rank_before_evaluating(ddp_saved, tmp_path):
+    path, state = ddp_saved
     renamed = dict((k.replace('module.linear.', 'module.fc.'), v) for k, v in state.items())
     bad = str(tmp_path / 'renamed.pth')
     torch.save({'state_dict': renamed}, bad)
@@ -77,8 +80,8 @@ def test_renamed_head_stops_every_rank_before_evaluating(tmp_path):
     assert job.val_records() == [] and 'Epoch(val)' not in job.output
 
 
-def test_truncated_checkpoint_names_the_file_on_every_rank(tmp_path):
-    path, _ = ddp_saved_checkpoint(tmp_path)
+def test_truncated_checkpoint_names_the_file_on_every_rank(ddp_saved, tmp_path):
+    path, _ = ddp_saved
     with open(path, 'rb') as f:
         data = f.read()
     cut = str(tmp_path / 'cut.pth')
@@ -91,8 +94,8 @@ def test_truncated_checkpoint_names_the_file_on_every_rank(tmp_path):
     assert 'truncated or corrupted' in job.output and job.val_records() == []
 
 
-def test_normal_training_with_load_from_reports_too(tmp_path):
-    path, _ = ddp_saved_checkpoint(tmp_path)
+def test_normal_training_with_load_from_reports_too(ddp_saved, tmp_path):
+    path, _ = ddp_saved
     work_dir = tmp_path / 'finetune'
     job = run([sys.executable, osp.join(ROOT, 'tools', 'train.py'), osp.join(CONFIGS, 'toy.py'), '--work-dir',
                str(work_dir), '--cfg-options', 'load_from=' + path], str(work_dir))

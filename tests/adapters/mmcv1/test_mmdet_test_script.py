@@ -39,9 +39,16 @@ def read_metrics(work_dir):
         return json.load(f)['metric']
 
 
+@pytest.fixture(scope='module')
+def online(tmp_path_factory, checkpoint):
+    """The eval-only launch of the same checkpoint (once for both collections)."""
+    return dist_train(tmp_path_factory.mktemp('eval_only') / 'eval_only', 2, '--eval-only', '--cfg-options',
+                      'load_from={}'.format(checkpoint))
+
+
 @needs_build_ddp
 @pytest.mark.parametrize('collect', [[], ['--gpu-collect']], ids=['tmpdir-none', 'gpu-collect'])
-def test_mmdet_test_script_on_cpu_matches_eval_only(tmp_path, checkpoint, collect):
+def test_mmdet_test_script_on_cpu_matches_eval_only(tmp_path, checkpoint, online, collect):
     work_dir = tmp_path / 'test'
     # torchrun_script puts CONFIG first; mmdet's test.py wants CONFIG CHECKPOINT
     job = torchrun_script(MMDET_TEST, work_dir, 2, checkpoint, '--eval', 'toy', *collect)
@@ -50,8 +57,6 @@ def test_mmdet_test_script_on_cpu_matches_eval_only(tmp_path, checkpoint, collec
     assert offline['toy/num_samples'] == 9 and offline['toy/last_sample'] == 8
     if collect:
         assert 'gpu_collect=True has no GPU to use' in job.output
-    online = dist_train(tmp_path / 'eval_only', 2, '--eval-only', '--cfg-options',
-                        'load_from={}'.format(checkpoint))
     assert online.returncode == 0, online.describe()
     record = online.val_records()[0]
     assert {k: record[k] for k in offline} == pytest.approx(offline, abs=1e-4)

@@ -5,18 +5,19 @@ rank stops with the same FAIL lines before the first evaluation; and the healthy
 worker per rank passes and evaluates."""
 import os.path as osp
 
-from .launch_utils import CONFIGS, dist_train, torchrun_script
-from .test_eval_only_launch import MMDET_TRAIN
+import mmdet
+import pytest
 
+from .launch_utils import CONFIGS, dist_train, torchrun_script
+
+pytestmark = [pytest.mark.launch]
+
+MMDET_TRAIN = osp.join(osp.dirname(mmdet.__file__), '.mim', 'tools', 'train.py')  # mmdet's own, unmodified
 
 _PROBE = """
 import multiprocessing as mp, sys
 from mmcv import Config
 import mmdet.apis, mmdet.datasets, mmdet.models, mmdet.utils     # what mmdet's tools/train.py imports
-
-import pytest  # noqa: E402
-
-pytestmark = [pytest.mark.launch]
 cfg = Config.fromfile(sys.argv[1])                                # its custom_imports (kradar_plugin)
 if hasattr(mmdet.utils, 'setup_multi_processes'):
     mmdet.utils.setup_multi_processes(cfg)
@@ -61,7 +62,6 @@ def test_lambda_with_spawn_workers_stops_every_rank(tmp_path):
     config = osp.join(CONFIGS, 'toy_pitfalls_spawn.py')
     method = mmdet_start_method(config)
     if method != 'spawn':
-        import pytest
         pytest.skip("the config's mp_start_method='spawn' is not what mmdet's train.py gives the workers here "
                     "({}: mmdet < 2.20 applies no mp_start_method); no spawn, no pickling".format(method))
     job = torchrun_script(MMDET_TRAIN, tmp_path / 'spawn', 2, config=osp.join(CONFIGS, 'toy_pitfalls_spawn.py'),

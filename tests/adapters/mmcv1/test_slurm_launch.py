@@ -1,5 +1,5 @@
 """The Slurm launcher path (``tools/slurm_train.sh`` -> ``srun`` -> ``tools/train.py --launcher slurm`` ->
-mmcv's ``init_dist('slurm', **dist_params)``) with eval-only, eval-first and the checkpoint sweep: two real
+mmcv's ``init_dist('slurm', **dist_params)``) with an eval-only checkpoint sweep and fail-fast: two real
 tasks with gloo on CPU, each started with the environment srun gives a task (SLURM_PROCID, SLURM_NTASKS,
 SLURM_LOCALID, SLURM_NODEID, SLURM_NODELIST, SLURM_JOB_ID ...). The ``srun`` and ``scontrol`` on PATH are
 small stand-ins this test writes into its temporary directory (the real binaries belong to a cluster):
@@ -86,13 +86,6 @@ def test_task_environment_to_torch_distributed(slurm_bin, monkeypatch):
     env = dict(SLURM_PROCID='3', SLURM_NTASKS='4', SLURM_LOCALID='1', SLURM_NODELIST='cn[01-02]', MASTER_PORT='1234')
     assert slurm_environment(env) == dict(RANK='3', WORLD_SIZE='4', LOCAL_RANK='1', MASTER_ADDR='127.0.0.1',
                                           MASTER_PORT='1234')
-
-
-def test_eval_first_on_two_slurm_tasks(slurm_bin, tmp_path):
-    job = slurm_train(slurm_bin, tmp_path / 'first', '--eval-first')
-    assert job.returncode == 0, job.describe()
-    assert [r['epoch'] for r in job.val_records()] == [0, 1] and len(job.train_records()) > 0
-    assert 'epoch_1.pth' in job.checkpoints()
 
 
 def test_eval_only_sweep_on_two_slurm_tasks_on_two_nodes_with_the_configs_timeout(slurm_bin, trained, tmp_path):
