@@ -8,11 +8,6 @@ default path in ``_kradar_official``) and run in a child process under numba's C
 when the snapshot or numba is missing.
 """
 import importlib.util
-import json
-import os
-import pickle
-import subprocess
-import sys
 
 import pytest
 
@@ -21,9 +16,9 @@ from kradar_plugin.evaluation.event_table import group_metrics
 from kradar_plugin.evaluation.grouped import Grouped
 
 from ._kradar_official import snapshot_4drmr
+from ._official_run import compare_group, run_official
 from .test_kradar_official import _data, _dummy, _kradar_side
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 THRESHOLDS = (0.3, 0.7)
 CLASSES = ['Sedan', 'Bus or Truck']
 
@@ -70,32 +65,11 @@ def test_4drmr_protocol_matches_4drmr_eval_py_per_condition_and_threshold(tmp_pa
         assert group_metrics(evs[0])[0] == ours[n]['total']['metrics']
     job = _job(gts, dts, conds, list(ours[0]))
     assert {'0.3|total', '0.7|weather/fog', '0.3|road/urban', '0.7|time/night'} <= set(job['groups'])
-    in_path, out_path = str(tmp_path / 'job.pkl'), str(tmp_path / 'out.json')
-    with open(in_path, 'wb') as f:
-        pickle.dump(job, f)
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM='1')
-    proc = subprocess.run([sys.executable, os.path.join(HERE, '_kradar_official.py'), snapshot_4drmr(), in_path,
-                           out_path, '4drmr'], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=1200)
-    if proc.returncode != 0 and 'cuda' in proc.stderr.lower() and 'simulator' in proc.stderr.lower():
-        pytest.skip('numba CUDA simulator unavailable: ' + proc.stderr[-300:])
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    with open(out_path) as f:
-        official = json.load(f)['4drmr']
+    official = run_official(job, tmp_path, snapshot_4drmr(), '4drmr')['4drmr']
     compared = 0
     for key, per_class in official.items():
         threshold, group = key.split('|')
-        entry = ours[THRESHOLDS.index(float(threshold))][group]
-        for cls_index, values in per_class.items():
-            cls = CLASSES[int(cls_index)]
-            for metric in ('bev', '3d'):
-                for iou, value in zip(values['iou'], values[metric]):
-                    mine = entry['metrics']['{}/{}@{:g}'.format(cls, metric, iou)]
-                    if entry['gt'][cls] == 0:
-                        assert mine is None
-                        continue
-                    assert mine == pytest.approx(value, abs=1e-6), (key, cls, metric, iou)
-                    compared += 1
+        compared += compare_group(ours[THRESHOLDS.index(float(threshold))][group], per_class, CLASSES, key)
     assert compared >= 2 * 4 * 2 * 2 * 3
     # 4drmr differs from kradar (z_center 1.0) in 3D only: BEV equal, some 3D value not
     kradar = grouped.groups_at('kradar', CLASSES, conds, THRESHOLDS, ('bev', '3d'))

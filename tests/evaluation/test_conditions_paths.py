@@ -283,3 +283,16 @@ def test_several_thresholds_at_once_equal_one_at_a_time(protocol):
     for threshold, groups in zip(thresholds, together):
         assert groups == grouped.groups(protocol, ['Sedan'], conds, threshold, ('bev', '3d'), bootstrap=6, seed=1)
     assert together[0]['total']['metrics'] != together[2]['total']['metrics']
+
+
+def mixin_dataset(infos, results_dir):
+    """The mmcv 1.x dataset evaluation (``KRadarEvalMixin``) on a plain class over ``infos``: no mmcv needed."""
+    from kradar_plugin.adapters.mmcv1.kradar_eval_mixin import KRadarEvalMixin
+
+    class Dataset(KRadarEvalMixin):
+        CLASSES = ('Sedan',)
+        data_infos = infos
+        box_convention = 'mmdet3d<1.0'
+    dataset = Dataset()
+    dataset.results_dir = str(results_dir)
+    return dataset

@@ -7,11 +7,6 @@ K-Radar's code is read at test time from a fetched snapshot (``$KRADAR_REPO`` or
 ``_kradar_official``) and run in a child process under numba's CUDA simulator; the test skips when no
 snapshot or CUDA simulator is available (CI). The hand-derived cases in ``test_grouped_tables`` always run.
 """
-import json
-import os
-import pickle
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -20,8 +15,8 @@ from kradar_plugin.evaluation.grouped import Grouped
 
 from ._data import frame, noisy_dets, random_gt
 from ._kradar_official import snapshot_path
+from ._official_run import compare_group, run_official
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 KEYWORDS = {'Sedan': 'sed', 'Bus or Truck': 'bus'}
 THRESHOLD = 0.3
 
@@ -90,30 +85,9 @@ def test_conditions_match_kradar_eval_py_and_eval_revised_py(tmp_path):
             d_side.append(_kradar_side(dts[i], kept) if kept.any() else _dummy())
         job['groups'][name] = (g_side, d_side)
     assert {'total', 'weather/fog', 'road/urban', 'time/night'} <= set(job['groups'])
-    in_path, out_path = str(tmp_path / 'job.pkl'), str(tmp_path / 'out.json')
-    with open(in_path, 'wb') as f:
-        pickle.dump(job, f)
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM='1')
-    proc = subprocess.run([sys.executable, os.path.join(HERE, '_kradar_official.py'), snapshot_path(), in_path,
-                           out_path], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=1200)
-    if proc.returncode != 0 and 'cuda' in proc.stderr.lower() and 'simulator' in proc.stderr.lower():
-        pytest.skip('numba CUDA simulator unavailable: ' + proc.stderr[-300:])
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    with open(out_path) as f:
-        official = json.load(f)
+    official = run_official(job, tmp_path, snapshot_path())
     compared = 0
     for tag, protocol in (('eval', 'kradar'), ('revised', 'revised')):
         for group, per_class in official[tag].items():
-            entry = ours[protocol][group]
-            for cls_index, values in per_class.items():
-                cls = classes[int(cls_index)]
-                for metric in ('bev', '3d'):
-                    for iou, value in zip(values['iou'], values[metric]):
-                        mine = entry['metrics']['{}/{}@{:g}'.format(cls, metric, iou)]
-                        if entry['gt'][cls] == 0:
-                            assert mine is None
-                            continue
-                        assert mine == pytest.approx(value, abs=1e-6), (tag, group, cls, metric, iou)
-                        compared += 1
+            compared += compare_group(ours[protocol][group], per_class, classes, (tag, group))
     assert compared >= 2 * 4 * 2 * 2 * 3

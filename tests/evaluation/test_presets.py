@@ -159,18 +159,12 @@ def test_mmcv1_evaluation_dict_takes_a_preset_and_logs_the_fingerprint(tmp_path,
     ``evaluation`` dict gives it: the preset's protocol and thresholds, the dataset's classes (named as a
     difference), one scoring line in the log."""
     import logging
-    from kradar_plugin.adapters.mmcv1.kradar_eval_mixin import KRadarEvalMixin
-    from .test_conditions_paths import _infos
+    from .test_conditions_paths import _infos, mixin_dataset
     infos, results, _ = _infos()
-
-    class Dataset(KRadarEvalMixin):
-        CLASSES = ('Sedan',)
-        data_infos = infos
-        results_dir = str(tmp_path)
-        box_convention = 'mmdet3d<1.0'
+    dataset = mixin_dataset(infos, tmp_path)
 
     with caplog.at_level(logging.INFO, logger='kradar_plugin'):
-        flat = Dataset().evaluate(results, preset='4drmr', score_threshold=[0.5, 0.7])
+        flat = dataset.evaluate(results, preset='4drmr', score_threshold=[0.5, 0.7])
     # mmcv's print_log (stdout without a logger) where mmcv is installed, else the 'kradar_plugin' logger
     logged = [r.getMessage() for r in caplog.records] + capsys.readouterr().out.splitlines()
     lines = [line for line in logged if line.startswith('pts_bbox: K-Radar scoring:')]

@@ -129,16 +129,11 @@ def test_mmcv1_evaluation_dict_takes_groups(tmp_path, caplog, capsys):
     """The 1.x dataset ``evaluate`` (the mixin on a plain class: no mmcv needed) with ``groups=`` as an
     ``evaluation`` dict puts the group in the logged table."""
     import logging
-    from kradar_plugin.adapters.mmcv1.kradar_eval_mixin import KRadarEvalMixin
+    from .test_conditions_paths import mixin_dataset
     infos, results, _ = _infos()
-
-    class Dataset(KRadarEvalMixin):
-        CLASSES = ('Sedan',)
-        data_infos = infos
-        results_dir = str(tmp_path)
-        box_convention = 'mmdet3d<1.0'
+    dataset = mixin_dataset(infos, tmp_path)
 
     with caplog.at_level(logging.INFO, logger='kradar_plugin'):
-        Dataset().evaluate(results, protocol='kradar', groups={'late': '5-8'})
+        dataset.evaluate(results, protocol='kradar', groups={'late': '5-8'})
     logged = '\n'.join([r.getMessage() for r in caplog.records] + [capsys.readouterr().out])
     assert '| Class | Total | Normal | Overcast | Fog | Rain | Sleet | LightSnow | HeavySnow | late |' in logged
