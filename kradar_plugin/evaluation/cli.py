@@ -60,6 +60,10 @@ def _parser():
     p.add_argument('--full', action='store_true',
                    help="print each protocol's own table and the compact table")
     p.add_argument('--json', help='write {"protocol": ..., "metrics": {...}} (AP in percent) to this file')
+    p.add_argument('--excluded-samples', metavar='FILE',
+                   help='--infos mode: a JSON list of dataset indices (or the runner\'s <results>.excluded.json '
+                        'of samples skipped by --skip-bad-samples) left out of --infos: --results holds the '
+                        'rest; the fingerprint and --json say "N samples excluded"')
     p.add_argument('--plot-dir', help='save a precision-recall PNG per class, metric and IoU, and an overview '
                                       'PNG per class and protocol, here')
     p.add_argument('--no-progress', action='store_true',
@@ -139,6 +143,8 @@ def _evaluations(args):
     if sum(bool(m) for m in (annos_mode, infos_mode, args.kitti_dir)) != 1 or (
             annos_mode and not (args.gt_annos and args.dt_annos)) or (infos_mode and not (args.infos and args.results)):
         raise ValueError('give either --gt-annos and --dt-annos, or --infos and --results, or --kitti-dir')
+    if args.excluded_samples and not infos_mode:
+        raise ValueError('--excluded-samples goes with --infos/--results')
     if (args.kradar_root or args.label_version or args.labels_dir or args.only_r) and not infos_mode:
         raise ValueError('--kradar-root/--label-version/--labels-dir/--only-r go with --infos/--results')
     if (args.label_version or args.labels_dir or args.only_r) and not args.kradar_root:
@@ -267,12 +273,18 @@ def _evaluate_results(args, names, overrides, make_bar):
     from . import conditions as cond
     classes = tuple(args.classes)
     evaluator = _evaluator(args, names, overrides)
+    if args.excluded_samples:
+        from .command_line import read_excluded
+        evaluator.excluded = read_excluded(args.excluded_samples)
     protos = evaluator.protocols
     grouped = _grouped_mode(args)
 
+    gone = set(f['index'] for f in evaluator.excluded)
+
     def gather(infos):
         from .label_versions import label_versions
-        infos = evaluator.relabelled(info_list(infos), '--infos')
+        infos = info_list(infos)
+        infos = evaluator.relabelled([x for i, x in enumerate(infos) if i not in gone] if gone else infos, '--infos')
         rows = cond.from_infos(infos) if grouped and not args.conditions else None
         return (gather_infos(infos), rows), label_versions(infos)
 

@@ -70,6 +70,9 @@ def _json_payload(args, evaluations, grouped, threshold):
             payload['groups'] = grouped
     if threshold is not None:
         payload['score_threshold'] = threshold
+    if evaluator.excluded:   # samples skipped by the runner (--excluded-samples): how many, and which
+        payload['samples_excluded'] = len(evaluator.excluded)
+        payload['excluded_samples'] = report.excluded_json(evaluator.excluded)
     return payload
 
 

@@ -16,6 +16,7 @@ import collections
 import numpy as np
 
 from .kradar_eval import DEFAULT_EVAL_TYPES, evaluate_prepared, fields_read, prepare
+from .command_line import relabel_options, shell_line  # noqa: F401 (their home was this module)
 from .protocols import BENCHMARKS, Protocol, get_protocol
 
 #: the condition keys EchoFusion's infos carry at the top level
@@ -113,6 +114,9 @@ class KRadarEvaluator(object):
         self.groups = None
         self.groups_at = None
         self.group_error = None
+        #: samples left out (skipped after a failure: dicts of index, identity, type, message); stated by
+        #: :meth:`fingerprint` and :meth:`flat_metrics`
+        self.excluded = []
         self.reset()
 
     def _build(self, protocol):
@@ -294,7 +298,7 @@ class KRadarEvaluator(object):
         if preset and self.preset_overrides:
             preset = '{} with {}'.format(preset, ', '.join(self.preset_overrides))
         threshold = self.score_threshold if score_threshold is None else score_threshold
-        return fingerprint(proto, self.classes, threshold, label, preset, self.region_filtered)
+        return fingerprint(proto, self.classes, threshold, label, preset, self.region_filtered, self.excluded)
 
     def _group_types(self, proto):
         """Group metrics carry the ``--json`` keys: 2D only where the protocol reports it."""
@@ -378,8 +382,10 @@ class KRadarEvaluator(object):
     # ---- what every adapter logs and returns ----
     def flat_metrics(self, branch):
         """The first protocol's metrics as ``{'<branch>/<key>': AP}`` rounded to 4 decimals, as EchoFusion (and
-        every adapter) returns them."""
-        return flatten_metrics(self.evaluations[0].ap_dict, branch)
+        every adapter) returns them; with excluded samples, ``<branch>/samples_excluded`` too."""
+        flat = flatten_metrics(self.evaluations[0].ap_dict, branch)
+        flat.update({'{}/samples_excluded'.format(branch): len(self.excluded)} if self.excluded else {})
+        return flat
 
     def condition_log(self, branch):
         """``(level, message)`` of the per-condition table for the log (level 'INFO', or 'WARNING' when the
@@ -428,23 +434,3 @@ def _thresholds(value):
 def flatten_metrics(metrics, branch):
     """``{'<branch>/<key>': value rounded to 4 decimals}`` (EchoFusion rounds its metric dict so)."""
     return dict(('{}/{}'.format(branch, key), float('{:.4f}'.format(float(value)))) for key, value in metrics.items())
-
-
-def shell_line(parts):
-    """``parts`` as one shell command line, each quoted where the shell needs it."""
-    import shlex
-    return ' '.join(shlex.quote(str(p)) for p in parts)
-
-
-def relabel_options(kradar_root, label_version, labels_dir, only_r):
-    """The ``kradar-eval`` options of a relabelled evaluation (empty without ``kradar_root``)."""
-    if not kradar_root:
-        return []
-    parts = ['--kradar-root'] + list([kradar_root] if isinstance(kradar_root, str) else kradar_root)
-    if label_version:
-        parts += ['--label-version', str(label_version)]
-    if labels_dir:
-        parts += ['--labels-dir', labels_dir]
-    if only_r:
-        parts.append('--only-r')
-    return parts

@@ -306,10 +306,29 @@ def fingerprint_fields(proto, classes, score_threshold=None, label_version=None,
             ('labels', label_version or 'unknown'), ('preset', preset or 'none'))
 
 
-def fingerprint(proto, classes, score_threshold=None, label_version=None, preset=None, region=True):
+def fingerprint(proto, classes, score_threshold=None, label_version=None, preset=None, region=True, excluded=None):
     """One line stating how the numbers were scored, to paste into a caption: protocol, AP points, z_center,
     IoU thresholds, region (``region``: False when the inputs were not filtered here), classes and the class
-    rule, the frame rule, the confidence threshold, the label version (``unknown`` when not recorded) and the
-    preset."""
-    return 'K-Radar scoring: ' + '; '.join('{} {}'.format(k, v) for k, v in fingerprint_fields(
+    rule, the frame rule, the confidence threshold, the label version (``unknown`` when not recorded), the
+    preset and, when samples failed and were skipped (``excluded``), ``N samples excluded`` and which."""
+    line = 'K-Radar scoring: ' + '; '.join('{} {}'.format(k, v) for k, v in fingerprint_fields(
         proto, classes, score_threshold, label_version, preset, region))
+    return line + ('; ' + excluded_text(excluded) if excluded else '')
+
+
+def excluded_text(excluded, full=False):
+    """``N samples excluded: index 70 (label_file ...), ...`` of skipped samples (dicts with ``index``, and
+    ``identity`` (name, value) pairs, ``type``, ``message``): the first identity field, or all and the
+    error with ``full``."""
+    def one(failure):
+        fields = [tuple(f) for f in failure.get('identity') or []][:None if full else 1]
+        text = 'index {}'.format(failure['index'])
+        text += ' ({})'.format('; '.join('{} {}'.format(k, v) for k, v in fields)) if fields else ''
+        return text + (': {}: {}'.format(failure.get('type'), failure.get('message')) if full else '')
+    return '{} samples excluded: {}'.format(len(excluded), ', '.join(one(f) for f in excluded))
+
+
+def excluded_json(excluded):
+    """The skipped samples as JSON-ready dicts (index, identity as an object, type, message, stage)."""
+    return [dict(index=int(f['index']), identity=dict((str(k), v) for k, v in f.get('identity') or []),
+                 type=f.get('type'), message=f.get('message'), stage=f.get('stage')) for f in excluded]

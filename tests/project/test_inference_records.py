@@ -193,6 +193,9 @@ def test_skip_bad_samples_scores_the_dataset_without_that_frame(project_dir, ref
         job = _launch(project_dir, tmp_path / 'wd', 2, '--skip-bad-samples', *OPTIONS)
     assert job.returncode == 0, job.describe()
     assert '1 samples excluded: dataset index {} (label_file'.format(BAD) in job.output
+    # the logged metrics say so too (the project's own evaluate: beside its keys), the list lies beside the results
+    listed = osp.join(job.work_dir, 'eval_results', 'results_epoch_0.excluded.json')
+    assert [f['index'] for f in json.load(open(listed))] == [BAD]
     kept = predictions(job)
     assert_identical(kept, reference[:BAD] + reference[BAD + 1:])   # never an empty prediction in its place
     # the logged metrics are kradar-eval's (legacy protocol) on the infos without that frame
@@ -209,7 +212,17 @@ def test_skip_bad_samples_scores_the_dataset_without_that_frame(project_dir, ref
     assert proc.returncode == 0, proc.stdout.decode()
     with open(out) as f:
         offline = json.load(f)['metrics']
+    # the full infos with the runner's list of excluded samples score the same
+    listing = subprocess.run([sys.executable, '-m', 'kradar_plugin.evaluation', '--infos', osp.join(
+        str(project_dir), 'data', 'kradar', 'kradar_infos_val.pkl'), '--results', osp.join(
+        job.work_dir, 'eval_results', 'results_epoch_0.pkl'), '--protocol', 'legacy', '--excluded-samples', listed,
+        '--json', out + '.2'], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=str(project_dir))
+    assert listing.returncode == 0, listing.stdout.decode()
+    with open(out + '.2') as f:
+        again = json.load(f)
+    assert again['metrics'] == offline and again['samples_excluded'] == 1
     logged = job.val_records()[0]
+    assert logged['samples_excluded'] == 1
     compared = 0
     for key, value in logged.items():
         if not key.startswith('pts_bbox/kradar/Sedan_') or '_2D_' in key:

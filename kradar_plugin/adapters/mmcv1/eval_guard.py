@@ -14,6 +14,7 @@ from kradar_plugin.distributed.failfast import add_note
 from kradar_plugin.distributed.collection import MMCV, check_result_count
 from kradar_plugin.distributed.eval_support import fail_fast
 from kradar_plugin.distributed.inference_session import excluded_note
+from kradar_plugin.evaluation.command_line import write_excluded
 from .inference import recorded_evaluation
 from .subset import subset_by_indices
 
@@ -79,6 +80,15 @@ def offline_command(dataset, results_path, eval_kwargs=None):
     return shell_line(parts)
 
 
+def takes_excluded(dataset):
+    """Whether ``dataset.evaluate`` accepts ``excluded_samples`` (the K-Radar evaluate does)."""
+    import inspect
+    try:
+        return 'excluded_samples' in inspect.signature(dataset.evaluate).parameters
+    except (TypeError, ValueError, AttributeError):
+        return False
+
+
 def guard_eval_hook(hook):
     """Wrap ``hook._do_evaluate`` and ``hook.evaluate`` (instance attributes; the class is untouched)."""
     if getattr(hook, '_kradar_guarded', False):
@@ -104,11 +114,18 @@ def guard_eval_hook(hook):
             runner.logger.warning('kradar_plugin: %s', excluded_note(excluded))
         path = save_results(results, runner, tag_of(runner))
         runner.logger.info('%d predictions saved to %s before dataset.evaluate', len(results), path)
+        if excluded:
+            runner.logger.info('the samples left out are listed in %s', write_excluded(path, excluded))
         if session is not None:
             session.complete(path)
         context.saved_results = path  # a dataset that pickles its input first reuses this file
+        kwargs = getattr(hook, 'eval_kwargs', None)
+        if excluded and isinstance(kwargs, dict) and takes_excluded(dataset):
+            hook.eval_kwargs = dict(kwargs, excluded_samples=excluded)   # its fingerprint line and metrics say so
         try:
             out = evaluate(runner, results)
+            if excluded and not takes_excluded(dataset) and hasattr(runner, 'log_buffer'):
+                runner.log_buffer.output['samples_excluded'] = len(excluded)   # beside the dataset's metrics
             if session is not None:
                 session.finished()
             return out
@@ -122,6 +139,7 @@ def guard_eval_hook(hook):
             context.saved_results = None
             if excluded:
                 loader.dataset = full
+                hook.eval_kwargs = kwargs
 
     hook.evaluate = guarded_evaluate
     hook._do_evaluate = fail_fast(recorded_evaluation(hook, do_evaluate, tag_of),

@@ -106,7 +106,7 @@ class KRadarEvalMixin(object):
 
     # ---- the evaluate() hook that mmcv/mmdet eval hooks call ----
     def evaluate(self, results, metric=None, logger=None, pklfile_prefix=None, submission_prefix=None,
-                 show=False, out_dir=None, pipeline=None, protocol=None, **kwargs):
+                 show=False, out_dir=None, pipeline=None, protocol=None, excluded_samples=None, **kwargs):
         """Evaluate per-frame results against ``self.data_infos`` with the K-Radar evaluator.
 
         The signature is EchoFusion's ``evaluate`` plus ``protocol`` and the evaluator's options, so mmcv's
@@ -123,7 +123,9 @@ class KRadarEvalMixin(object):
         says where they differ from the preset's); other keywords: ``KRadarEvaluator`` options (``benchmark``,
         ``score_threshold``, ``bootstrap``, ...) and protocol
         settings; anything else is ignored with one warning. ``show``/``out_dir``/``pipeline`` go to
-        ``self.show`` as in EchoFusion. Returns ``{'<branch>/<metric key>': value}``."""
+        ``self.show`` as in EchoFusion. ``excluded_samples``: the samples the runner skipped (``--skip-bad-samples``),
+        already left out of ``results`` and ``self``: the fingerprint line and the metrics say so.
+        Returns ``{'<branch>/<metric key>': value}``."""
         saved = run_context.current().take_saved_results()   # the runner's guard pickled them just before
         if saved and pklfile_prefix is None and osp.isfile(saved):
             path, by = saved, ' (by the runner, before evaluate)'   # the same results: not pickled twice
@@ -132,13 +134,18 @@ class KRadarEvalMixin(object):
             write_results_pickle(list(results), path)
         _print_log('K-Radar evaluation: raw results of {} frames saved to {}{}'.format(len(results), path, by),
                    logger=logger)
+        if excluded_samples:   # listed beside the results: kradar-eval --excluded-samples leaves them out of the infos
+            from kradar_plugin.evaluation.command_line import write_excluded
+            _print_log('K-Radar evaluation: the samples left out are listed in {}'.format(
+                write_excluded(path, excluded_samples)), logger=logger)
         protocol = self._kradar_protocol(protocol, kwargs)
         try:
-            flat = self._kradar_evaluate(results, protocol, logger, kwargs)
+            flat = self._kradar_evaluate(results, protocol, logger, kwargs, excluded_samples)
             self._kradar_echofusion_outputs(results, pklfile_prefix, submission_prefix, logger)
         except Exception:
             _print_log('K-Radar evaluation failed; the results are kept in {}. Re-run offline with:\n'
-                       '  {}'.format(path, self._kradar_offline_command(path, protocol, kwargs)),
+                       '  {}'.format(path, self._kradar_offline_command(
+                           path, protocol, dict(kwargs, excluded_samples=excluded_samples))),
                        logger=logger, level=logging.ERROR)
             raise
         if show and hasattr(self, 'show'):
@@ -164,15 +171,19 @@ class KRadarEvalMixin(object):
         (``KRadarEvaluator.offline_command``), or the basic one when its settings cannot be built or have no
         ``kradar-eval`` option."""
         from kradar_plugin.evaluation.evaluator import shell_line
+        from kradar_plugin.evaluation.command_line import write_excluded
         infos_path = getattr(self, 'ann_file', None) or '<info pickle>'
         try:
             command = self._kradar_evaluator(protocol, PTS_EVAL_TYPES, kwargs, None, warn=False).offline_command(
                 path, infos_path)
         except Exception:  # noqa: BLE001 - settings the evaluator refuses: the evaluation itself says why
             command = None
-        return command or shell_line(['kradar-eval', '--infos', infos_path, '--results', path, '--classes'] +
-                                     list(self.CLASSES) + (['--protocol', protocol] if protocol else
-                                                           ['--preset', str(kwargs.get('preset'))]))
+        command = command or shell_line(['kradar-eval', '--infos', infos_path, '--results', path, '--classes'] +
+                                        list(self.CLASSES) + (['--protocol', protocol] if protocol else
+                                                              ['--preset', str(kwargs.get('preset'))]))
+        if kwargs.get('excluded_samples'):   # the skipped samples: listed beside the results, left out of the infos
+            command += ' ' + shell_line(['--excluded-samples', write_excluded(path, kwargs['excluded_samples'])])
+        return command
 
     def _kradar_evaluator(self, protocol, eval_types, kwargs, logger, warn=True):
         """The ``KRadarEvaluator`` of this dataset's settings and the evaluation options ``kwargs`` (options
@@ -186,7 +197,7 @@ class KRadarEvalMixin(object):
         return KRadarEvaluator(list(self.CLASSES), protocol, eval_types, pcd_limit_range=pcd, azi_limit_range=azi,
                                conditions='auto' if 'bev' in eval_types else None, **call_kwargs)
 
-    def _kradar_evaluate(self, results, protocol, logger, kwargs):
+    def _kradar_evaluate(self, results, protocol, logger, kwargs, excluded=None):
         """One ``KRadarEvaluator`` per result branch (the CLI's and ``KRadarMetric``'s object): metrics and,
         when the infos carry conditions, the per-weather table from one conversion of the frames."""
         infos = self.data_infos
@@ -198,6 +209,7 @@ class KRadarEvalMixin(object):
         noted = False
         for branch, eval_types in self._kradar_branches(results):
             evaluator = self._kradar_evaluator(protocol, eval_types, kwargs, logger, warn=not noted)
+            evaluator.excluded = list(excluded or [])
             name = evaluator.protocols[0].name
             if not noted:
                 self._kradar_log_notes(name, evaluator.box_convention, logger)

@@ -16,6 +16,7 @@ from kradar_plugin.distributed.failfast import add_note
 from kradar_plugin.distributed.collection import MMENGINE, check_results
 from kradar_plugin.distributed.eval_support import fail_fast
 from kradar_plugin.distributed.inference_session import excluded_note
+from kradar_plugin.evaluation.command_line import write_excluded
 from .inference import guard_inference
 
 
@@ -74,6 +75,8 @@ def _guarded_compute(runner, loop, metric, compute, suffix):
             runner.logger.warning('kradar_plugin: %s', excluded_note(excluded))
         check_results(results, size, type(metric).__name__)
         path = save_results(results, runner.work_dir, (context.results_tag or results_tag(runner)) + suffix)
+        if excluded:
+            runner.logger.info('kradar_plugin: the samples left out are listed in %s', write_excluded(path, excluded))
         if session is not None:
             session.complete(path)
         context.saved_results = path  # a metric that pickles its input first reuses this file
@@ -81,6 +84,8 @@ def _guarded_compute(runner, loop, metric, compute, suffix):
             metric.last_results_file = None  # set again by a metric that saves its own files
         runner.logger.info('%d collected results saved to %s before %s.compute_metrics', len(results), path,
                            type(metric).__name__)
+        if excluded and hasattr(metric, 'excluded_samples'):
+            metric.excluded_samples = excluded   # KRadarMetric: its fingerprint line and metrics say so
         try:
             out = compute(results)
             if session is not None:
@@ -91,6 +96,8 @@ def _guarded_compute(runner, loop, metric, compute, suffix):
             raise
         finally:
             context.saved_results = None
+            if excluded and hasattr(metric, 'excluded_samples'):
+                metric.excluded_samples = None
     return compute_metrics
 
 

@@ -85,6 +85,8 @@ class KRadarMetric(BaseMetric):
     """
 
     default_prefix = None
+    #: the samples the runner skipped (``--skip-bad-samples``), set by its guard around ``compute_metrics``
+    excluded_samples = None
 
     def __init__(self, ann_file, classes=None, protocol=None, eval_types=DEFAULT_EVAL_TYPES,
                  pcd_limit_range=ECHOFUSION_PCD_LIMIT_RANGE, azi_limit_range=ECHOFUSION_AZIMUTH_RANGE,
@@ -176,6 +178,7 @@ class KRadarMetric(BaseMetric):
         print_log('K-Radar evaluation: results of {} frames saved to {}{}'.format(
             len(results), path, ' (by the runner, before compute_metrics)' if reuse else ''), logger='current')
         evaluator = self.evaluator(classes)
+        evaluator.excluded = list(self.excluded_samples or [])
         try:
             evaluator.process(frames, results)
             evaluator.evaluate()

@@ -171,3 +171,34 @@ def test_groups_reach_the_evaluator_and_its_logged_table(infos, tmp_path, capfd)
     metric.evaluate(len(frames))
     logged = ''.join(capfd.readouterr())     # mmengine's logger writes to the terminal
     assert '| Class | Total | mine |' in logged
+
+
+def test_excluded_samples_are_stated_by_both_evaluates(infos, tmp_path, capfd, caplog):
+    """Skipped samples (``--skip-bad-samples``) handed to the metric and to the 1.x evaluate: the same numbers
+    as the frames without them, ``samples_excluded`` among the metrics, the list in the fingerprint line."""
+    ann_file, frames = infos
+    preds = predictions(frames)
+    gone = [dict(index=5, identity=[['label_file', frames[5]['annos']['label_file']]], type='ValueError',
+                 message='EOF', stage='loading', rank=0)]
+    keep = [i for i in range(len(frames)) if i != 5]
+    plain = KRadarMetric(ann_file=ann_file, protocol='legacy', results_dir=str(tmp_path / 'a'))
+    plain.dataset_meta = META
+    plain.process({}, data_samples(preds, keep))
+    expected = plain.evaluate(len(keep))
+    metric = KRadarMetric(ann_file=ann_file, protocol='legacy', results_dir=str(tmp_path / 'b'))
+    metric.dataset_meta, metric.excluded_samples = META, gone
+    metric.process({}, data_samples(preds, keep))
+    ours = metric.evaluate(len(keep))
+    assert ours == dict(expected, **{'pts_bbox/samples_excluded': 1})
+    line = '; 1 samples excluded: index 5 (label_file {})'.format(frames[5]['annos']['label_file'])
+    assert line in ''.join(capfd.readouterr())     # mmengine's logger writes to the terminal
+    preds32 = [dict(p, boxes_3d=p['boxes_3d'].astype(np.float32), scores_3d=p['scores_3d'].astype(np.float32))
+               for p in preds]
+    host = MixinHost([frames[i] for i in keep], str(tmp_path / 'c'))
+    import logging
+    with caplog.at_level(logging.INFO, logger='kradar_plugin'):   # no mmcv.utils here: plain logging
+        theirs = host.evaluate([{'pts_bbox': preds32[i]} for i in keep], protocol='legacy', excluded_samples=gone)
+    assert theirs == ours and line in caplog.text
+    listed = [p for p in os.listdir(str(tmp_path / 'c')) if p.endswith('.excluded.json')]
+    assert len(listed) == 1 and json.load(open(str(tmp_path / 'c' / listed[0])))[0]['index'] == 5
+    assert '--excluded-samples' in host.offline_eval_command('r.pkl', protocol='legacy', excluded_samples=gone)
