@@ -47,6 +47,13 @@ def fingerprint(weights, ann_file, length, pipeline):
             'pipeline': digest_text(pipeline)}
 
 
+def evaluation_key(datasets):
+    """What identifies an evaluation besides the weights, for a sweep's record: each dataset's ``ann_file``,
+    length and pipeline digest (JSON-able)."""
+    keys = [fingerprint('', getattr(d, 'ann_file', ''), len(d), getattr(d, 'pipeline', '')) for d in datasets]
+    return [dict((k, v) for k, v in key.items() if k != 'weights') for key in keys]
+
+
 _WHY = {'weights': 'the checkpoint content differs', 'ann_file': 'the dataset (ann_file) differs',
         'length': 'the dataset length differs', 'pipeline': 'the test pipeline differs'}
 

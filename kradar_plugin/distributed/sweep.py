@@ -63,8 +63,12 @@ class CheckpointSweep(object):
     """One sweep (see the module docstring); ``outcome`` after :meth:`run`: (evaluated, failed) counts,
     the same on every rank."""
 
-    def __init__(self, request, work_dir, logger=None, sleep=time.sleep, clock=time.time):
+    def __init__(self, request, work_dir, logger=None, sleep=time.sleep, clock=time.time, resume=False,
+                 evaluation=None):
         self.request = request
+        # resume: a relaunched list skips the checkpoints sweep.json holds as evaluated (same file, same
+        # ``evaluation``: datasets and pipelines, JSON-able); a half-done one continues from its partial record
+        self.resume, self.evaluation = bool(resume), evaluation
         self.clock = clock
         self.work_dir = work_dir or '.'
         self.logger = logger
@@ -72,7 +76,7 @@ class CheckpointSweep(object):
         self.rank = dist_info()[0]
         path = osp.join(self.work_dir, SWEEP_FILE)
         # a watcher keeps its record across restarts; a list of checkpoints starts a new one
-        self.record = SweepRecord.load(path) if (request.watch and self.rank == 0) else SweepRecord(path)
+        self.record = SweepRecord.load(path) if ((request.watch or resume) and self.rank == 0) else SweepRecord(path)
         self.outcome = None
         self.summary = None
         self.stopped_early = None
@@ -95,18 +99,30 @@ class CheckpointSweep(object):
                 raise ValueError(paths)
             self.info('kradar_plugin sweep: {} checkpoint(s) in epoch order: {}'.format(
                 len(paths), ', '.join(osp.basename(p) for p in paths)))
+            if self.rank == 0 and self.resume:
+                self.record.keep([osp.abspath(p) for p in paths] + list(paths))
             for number, path in enumerate(paths, 1):
+                if broadcast(self.finished(path) if self.rank == 0 else None):
+                    self.info('kradar_plugin sweep [{}/{}]: {} already evaluated (in {}): skipped'.format(
+                        number, len(paths), sweep_plan.stem(path), self.record.path))
+                    continue
                 if not self.one(path, '{}/{}'.format(number, len(paths)), load, evaluate):
                     self.stopped_early = 'stopped at the first failure (stop_on_error)'
                     break
         self.finish()
         return self.record
 
+    def finished(self, path, state=None):
+        """Whether the record holds ``path`` as evaluated, by this evaluation (resume only; rank 0)."""
+        state = state or sweep_plan.file_state(path)
+        return self.resume and state is not None and self.record.is_done(path, state, self.evaluation)
+
     def _watch(self, load, evaluate):
         watcher = None
         if self.rank == 0:
             watcher = sweep_plan.Watcher(self.request.watch, self.request.watch_idle_s, self.request.final_epoch,
-                                         done=self.record.is_done, clock=self.clock,
+                                         done=lambda path, state: self.record.is_done(path, state, self.evaluation),
+                                         clock=self.clock,
                                          settle_s=self.request.watch_poll_s)
             skipped = len(self.record.ok)
             self.info('kradar_plugin sweep: watching {} (every {:.0f} s; stop after {:.0f} s idle{}){}'.format(
@@ -174,7 +190,7 @@ class CheckpointSweep(object):
         return True
 
     def _record(self, path, status, epoch, state, **fields):
-        entry = self.record.add(path, status, epoch=epoch, state=state, **fields)
+        entry = self.record.add(path, status, epoch=epoch, state=state, evaluation=self.evaluation, **fields)
         if self.rank == 0:
             self.record.save(request=self.request.as_dict())
         return entry

@@ -33,22 +33,29 @@ class SweepRecord(object):
         return cls(path, data.get('checkpoints', []))
 
     def add(self, checkpoint, status, epoch=None, state=None, metrics=None, error=None, stage=None,
-            results_file=None, loaded_fraction=None, seconds=None):
-        """Record one checkpoint (an earlier entry of the same file is replaced); returns the entry."""
+            results_file=None, loaded_fraction=None, seconds=None, evaluation=None):
+        """Record one checkpoint (an earlier entry of the same file is replaced); returns the entry.
+        ``evaluation``: what identifies the evaluation besides the weights (datasets, pipelines)."""
         entry = dict(checkpoint=checkpoint, stem=osp.splitext(osp.basename(checkpoint))[0], epoch=epoch,
                      size=state[0] if state else None, mtime=state[1] if state else None, status=status,
                      stage=stage, error=error, metrics=_numeric(metrics or {}), results_file=results_file,
                      loaded_fraction=loaded_fraction,
-                     seconds=None if seconds is None else round(float(seconds), 3))
+                     seconds=None if seconds is None else round(float(seconds), 3), evaluation=evaluation)
         self.entries = [e for e in self.entries if e['checkpoint'] != checkpoint] + [entry]
         return entry
 
-    def is_done(self, checkpoint, state=None):
-        """True when ``checkpoint`` was evaluated successfully (with the same size and mtime, if given)."""
+    def is_done(self, checkpoint, state=None, evaluation=None):
+        """True when ``checkpoint`` was evaluated successfully (with the same size and mtime, and the same
+        ``evaluation``, if given)."""
         for entry in self.entries:
             if entry['checkpoint'] == checkpoint and entry['status'] == 'ok':
-                return state is None or (entry['size'], entry['mtime']) == tuple(state)
+                return ((state is None or (entry['size'], entry['mtime']) == tuple(state)) and
+                        (evaluation is None or entry.get('evaluation') == evaluation))
         return False
+
+    def keep(self, checkpoints):
+        """Only the entries of ``checkpoints`` (a resumed list: the plan's own)."""
+        self.entries = [e for e in self.entries if e['checkpoint'] in set(checkpoints)]
 
     @property
     def ok(self):

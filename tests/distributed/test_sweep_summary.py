@@ -175,3 +175,32 @@ def test_a_pattern_that_matches_nothing_stops_the_sweep_before_any_load(tmp_path
     with pytest.raises(ValueError, match='kradar_plugin sweep: no checkpoint matches'):
         sweep.run(run.load, run.evaluate)
     assert run.calls == []
+
+
+def test_a_relaunched_sweep_skips_the_checkpoints_it_finished_for_the_same_evaluation(tmp_path):
+    ckpts = checkpoints(tmp_path, 4)
+    work = str(tmp_path / 'work')
+    request = SweepRequest(checkpoints=[str(ckpts / '*.pth')])
+    key = [{'ann_file': 'val.pkl', 'length': 10, 'pipeline': 'abc'}]
+    first = FakeRun(bad_eval={'epoch_3.pth'})
+    CheckpointSweep(request, work, resume=True, evaluation=key).run(first.load, first.evaluate)
+    again = FakeRun()
+    sweep = CheckpointSweep(request, work, resume=True, evaluation=key)
+    record = sweep.run(again.load, again.evaluate)
+    assert [c[1] for c in again.calls if c[0] == 'evaluate'] == ['epoch_3']   # 1, 2 and 4 finished
+    assert [(e['stem'], e['status']) for e in record.entries] == [
+        ('epoch_1', 'ok'), ('epoch_2', 'ok'), ('epoch_4', 'ok'), ('epoch_3', 'ok')] and sweep.all_succeeded
+    assert json.load(open(osp.join(work, 'sweep.json')))['best']['stem'] == 'epoch_4'
+    # a rewritten checkpoint, another evaluation, or resuming turned off: evaluated again
+    (ckpts / 'epoch_2.pth').write_bytes(b'new weights')
+    third = FakeRun()
+    CheckpointSweep(request, work, resume=True, evaluation=key).run(third.load, third.evaluate)
+    assert [c[1] for c in third.calls if c[0] == 'evaluate'] == ['epoch_2']
+    for sweep in (CheckpointSweep(request, work, resume=True, evaluation=[dict(key[0], length=9)]),
+                  CheckpointSweep(request, work, resume=False, evaluation=key)):
+        run = FakeRun()
+        sweep.run(run.load, run.evaluate)
+        assert len([c for c in run.calls if c[0] == 'evaluate']) == 4
+    # a list with fewer checkpoints keeps only its own in the record
+    fewer = CheckpointSweep(SweepRequest(checkpoints=[str(ckpts / 'epoch_1.pth')]), work, resume=True, evaluation=key)
+    assert [e['stem'] for e in fewer.run(FakeRun().load, FakeRun().evaluate).entries] == ['epoch_1']

@@ -11,6 +11,7 @@
   so the ranks stay in step) instead of ending the job.
 """
 from kradar_plugin.distributed import run_context
+from kradar_plugin.distributed.inference_record import evaluation_key
 from kradar_plugin.distributed.sweep import CheckpointSweep, error_text
 
 
@@ -61,6 +62,7 @@ def _evaluator(hook, runner, eval_hooks, context):
 def run_sweep(hook, runner, eval_hooks, request):
     """The whole sweep on this rank; returns the ``CheckpointSweep`` (its ``exit_message()``)."""
     context = run_context.current()
-    sweep = CheckpointSweep(request, runner.work_dir, runner.logger)
+    sweep = CheckpointSweep(request, runner.work_dir, runner.logger, resume=context.inference[0],
+                            evaluation=evaluation_key([h.dataloader.dataset for h in eval_hooks]))
     sweep.run(_loader(runner, context), _evaluator(hook, runner, eval_hooks, context))
     return sweep

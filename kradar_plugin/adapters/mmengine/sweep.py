@@ -13,6 +13,7 @@ runner, model, DDP wrapper and loaders are built (once), and the framework-free
 from kradar_plugin.distributed import checkpoint_report as cr
 from kradar_plugin.distributed import run_context
 from kradar_plugin.distributed.failfast import rank_tag
+from kradar_plugin.distributed.inference_record import evaluation_key
 from kradar_plugin.distributed.sweep import CheckpointSweep
 
 
@@ -52,6 +53,7 @@ def _evaluator(hook, runner, loop, context):
 def run_sweep(hook, runner, loop, request, min_loaded=cr.DEFAULT_MIN_LOADED):
     """The whole sweep on this rank; returns the ``CheckpointSweep`` (its ``exit_message()``)."""
     context = run_context.current()
-    sweep = CheckpointSweep(request, runner.work_dir, runner.logger)
+    sweep = CheckpointSweep(request, runner.work_dir, runner.logger, resume=context.inference[0],
+                            evaluation=evaluation_key([loop.dataloader.dataset]))
     sweep.run(_loader(runner, min_loaded), _evaluator(hook, runner, loop, context))
     return sweep
