@@ -130,7 +130,7 @@ def check_skip(value, source='eval_skip_bad'):
 
 def resolve_inference(resume=True, skip_bad=None, record_every=None, environ=None):
     """(resume, skip_max, record_every) of the evaluation inference: config values (``record_every``: write
-    the partial record every N samples at least) with ``KRADAR_EVAL_RESUME`` / ``KRADAR_EVAL_SKIP_BAD``
+    the partial record every N samples at least; 0: write none) with ``KRADAR_EVAL_RESUME`` / ``KRADAR_EVAL_SKIP_BAD``
     overriding them."""
     environ = os.environ if environ is None else environ
     resume = check_flag(resume, 'eval_resume')
@@ -140,6 +140,8 @@ def resolve_inference(resume=True, skip_bad=None, record_every=None, environ=Non
         resume = env
     if settings.is_set(settings.EVAL_SKIP_BAD, environ):
         skip = check_skip(settings.raw(settings.EVAL_SKIP_BAD, environ), settings.EVAL_SKIP_BAD)
+    if record_every is not None and not isinstance(record_every, bool) and str(record_every).strip() == '0':
+        return resume, skip, 0   # no partial record (the benchmark's baseline): nothing to resume from
     return resume, skip, check_samples(record_every, 'eval_record_every')
 
 

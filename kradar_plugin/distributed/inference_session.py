@@ -171,6 +171,8 @@ class InferenceSession(object):
         self.sync = sync or (lambda: None)
         self.gather = gather or (lambda obj: [obj])
         self.writer = None
+        self.busy = False
+        self.previous, self.caught = None, False   # the SIGTERM handler this session replaced
         self.current = None
         self.failures = []          # this rank's failed samples (dicts)
         self.excluded = []          # every rank's, after the loop (skip mode)
@@ -222,6 +224,16 @@ class InferenceSession(object):
         its end."""
         missing = [g.indices for g in self.groups if g.recorded is None]
         loaded = iter(make_loader(self.loader, self.dataset, missing)) if missing else iter(())
+        self.catch_signals()
+        try:
+            for item in self._walk(loaded, placeholder):
+                yield item
+        finally:
+            self.restore_signals()
+        self.current = None
+        self.end()
+
+    def _walk(self, loaded, placeholder):
         for group in self.groups:
             self.current = group
             if group.recorded is not None:
@@ -237,8 +249,44 @@ class InferenceSession(object):
                     yield placeholder(group)
                     continue
             yield data
-        self.current = None
-        self.end()
+
+    # -- a rank stopped by the launcher (SIGTERM after another rank failed) flushes its record first ------
+    def catch_signals(self):
+        """Install the SIGTERM handler for the inference (main thread only; the previous one kept)."""
+        import signal
+        import threading
+        if self.writer is None or self.caught or threading.current_thread() is not threading.main_thread():
+            return
+        try:
+            previous = signal.signal(signal.SIGTERM, self._terminated)
+        except (ValueError, OSError):   # not the main thread of the interpreter
+            return
+        self.previous, self.caught = signal.SIG_DFL if previous is None else previous, True
+
+    def restore_signals(self):
+        """Put the previous SIGTERM handler back (idempotent; main thread only)."""
+        import signal
+        if not self.caught:
+            return
+        try:
+            signal.signal(signal.SIGTERM, self.previous)
+            self.caught = False
+        except (ValueError, OSError):   # a generator closed in another thread: the adapter restores it
+            pass
+
+    def _terminated(self, signum, frame):
+        """Flush the record (unless a write is under way), then hand the signal to the previous handler."""
+        import os
+        import signal
+        if not self.busy:
+            self.busy = True
+            self.flush()
+        previous = self.previous
+        self.restore_signals()
+        if callable(previous):
+            previous(signum, frame)
+        elif previous != signal.SIG_IGN:
+            os.kill(os.getpid(), signum)   # the default action: end as a SIGTERM would have
 
     def sample_failed(self, group, index, exc, exc_type, message, text, stage):
         """Record a failed sample; raise (annotated) unless skipping, or past the limit."""
@@ -322,9 +370,14 @@ class InferenceSession(object):
         if self.writer is None:
             return
         keep = [(i, r) for i, r in zip(indices, results) if r is not None]
-        self.writer.add([i for i, _ in keep], [self.encode(r) for _, r in keep])
-        if self.writer.due():
-            self.writer.flush()
+        encoded = [self.encode(r) for _, r in keep]
+        self.busy = True    # a SIGTERM meanwhile flushes nothing half-added (the last flush stays on disk)
+        try:
+            self.writer.add([i for i, _ in keep], encoded)
+            if self.writer.due():
+                self.writer.flush()
+        finally:
+            self.busy = False
 
     def flush(self):
         if self.writer is not None:
@@ -340,6 +393,9 @@ class InferenceSession(object):
             self.info('kradar_plugin: rank %d inferred %d samples and took %d from the record in %.2f s; writing '
                       'the record took %.3f s (%.2f%%)', self.rank, self.inferred, self.resumed, seconds,
                       self.writer.seconds, 100.0 * self.writer.seconds / max(seconds, 1e-9))
+        else:
+            self.info('kradar_plugin: rank %d inferred %d samples in %.2f s (no partial record)', self.rank,
+                      self.inferred, seconds)
         if self.limit is None:
             return
         every = [f for part in self.gather(self.failures) for f in part]

@@ -176,3 +176,30 @@ def test_resume_and_skip_settings():
     with pytest.raises(ValueError, match='KRADAR_EVAL_SKIP_BAD'):
         eval_mode.resolve_inference(environ={'KRADAR_EVAL_SKIP_BAD': 'many'})
     assert Options(skip_max='auto').limit(17535) == 175
+
+
+def test_sigterm_during_inference_flushes_the_record_then_the_previous_handler_runs(tmp_path):
+    """The launcher stops a rank with SIGTERM after another failed: the record is flushed first, then the
+    previous handler runs (here a recorder; by default the process ends); after inference it is back."""
+    import os
+    import signal
+    calls = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: calls.append(signum))
+    mine = signal.getsignal(signal.SIGTERM)
+    try:
+        s = session(tmp_path, Frames(), Options(interval_samples=100, interval_s=1e6))   # no periodic flush
+        walk = s.batches(lambda group: None)
+        for n, data in enumerate(walk):
+            s.run_batch(lambda: [float(v) * 2 for v in data.reshape(-1)])
+            if n == 1:
+                assert signal.getsignal(signal.SIGTERM) is not mine
+                os.kill(os.getpid(), signal.SIGTERM)
+                break
+        assert calls == [signal.SIGTERM] and signal.getsignal(signal.SIGTERM) is mine
+        assert sorted(records.read_records(str(tmp_path / 'rec'), FP).done) == [0, 1, 2, 3, 4, 5]
+        walk.close()
+        # an inference that ends normally puts the handler back too
+        infer_all(session(tmp_path / 'b', Frames()))
+        assert signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -57,7 +57,7 @@ class ModelProxy(object):
 
 def options(context):
     resume, skip, every = context.inference
-    return Options(resume=resume, skip_max=skip, interval_samples=every or INTERVAL_SAMPLES)
+    return Options(resume=resume, skip_max=skip, interval_samples=every or INTERVAL_SAMPLES, record=every != 0)
 
 
 def recorded_evaluation(hook, do_evaluate, tag_of):
@@ -78,5 +78,7 @@ def recorded_evaluation(hook, do_evaluate, tag_of):
             return do_evaluate(runner)
         finally:
             hook.dataloader, runner.model = loader, model
+            if proxy.session is not None:
+                proxy.session.restore_signals()
             context.session = None
     return run

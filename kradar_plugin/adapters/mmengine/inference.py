@@ -52,7 +52,8 @@ def guard_inference(runner, loop, tag_of):
         def start():
             context.session = open_session(loader, runner.work_dir, tag_of(runner), runner.model,
                                            Options(resume=resume, skip_max=skip,
-                                                   interval_samples=every or INTERVAL_SAMPLES), runner.logger)
+                                                   interval_samples=every or INTERVAL_SAMPLES, record=every != 0),
+                                           runner.logger)
             return context.session
 
         proxy = LoaderProxy(loader, start)
@@ -82,6 +83,8 @@ def guard_inference(runner, loop, tag_of):
         finally:
             loop.dataloader = loader
             del loop.run_iter
+            if proxy.session is not None:
+                proxy.session.restore_signals()
             context.session = None
 
     loop.run = recorded_run
