@@ -201,4 +201,6 @@ def test_excluded_samples_are_stated_by_both_evaluates(infos, tmp_path, capfd, c
     assert theirs == ours and line in caplog.text
     listed = [p for p in os.listdir(str(tmp_path / 'c')) if p.endswith('.excluded.json')]
     assert len(listed) == 1 and json.load(open(str(tmp_path / 'c' / listed[0])))[0]['index'] == 5
-    assert '--excluded-samples' in host.offline_eval_command('r.pkl', protocol='legacy', excluded_samples=gone)
+    results = str(tmp_path / 'c' / 'r.pkl')
+    assert '--excluded-samples ' + results[:-4] + '.excluded.json' in host.offline_eval_command(
+        results, protocol='legacy', excluded_samples=gone)
