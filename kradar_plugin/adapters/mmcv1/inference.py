@@ -7,27 +7,14 @@ not called for them) and, when skipping, fills a failed sample's place with ``No
 from kradar_plugin.distributed import run_context
 from kradar_plugin.distributed.inference_record import INTERVAL_SAMPLES
 from kradar_plugin.distributed.inference_session import Options, open_session
+from kradar_plugin.distributed.loader_proxy import LoaderProxy
 
 PLACEHOLDER = '_kradar_recorded'
 
 
-class LoaderProxy(object):
-    """The hook's loader as the test loop sees it: same length and dataset, batches from the session,
-    which begins (a collective) when the loop starts iterating."""
-
-    def __init__(self, loader, start):
-        self.loader, self.start, self.dataset = loader, start, loader.dataset
-        self.session = None
-
-    def __len__(self):
-        return len(self.loader)
-
-    def __iter__(self):
-        self.session = self.start()
-        return self.session.batches(lambda group: {PLACEHOLDER: len(group.indices)})
-
-    def __getattr__(self, name):
-        return getattr(self.loader, name)
+def _placeholder(size):
+    """What stands for a batch of ``size`` recorded samples in the 1.x test loop (``ModelProxy`` knows it)."""
+    return {PLACEHOLDER: size}
 
 
 class ModelProxy(object):
@@ -72,7 +59,7 @@ def recorded_evaluation(hook, do_evaluate, tag_of):
                                            runner.logger)
             return context.session
 
-        proxy = LoaderProxy(loader, start)
+        proxy = LoaderProxy(loader, start, _placeholder)
         hook.dataloader, runner.model = proxy, ModelProxy(model, proxy)
         try:
             return do_evaluate(runner)

@@ -7,6 +7,7 @@ sample appends ``None`` (removed again, with its ground truth, before ``compute_
 from kradar_plugin.distributed import run_context
 from kradar_plugin.distributed.inference_record import INTERVAL_SAMPLES
 from kradar_plugin.distributed.inference_session import Options, open_session
+from kradar_plugin.distributed.loader_proxy import LoaderProxy
 
 
 class Placeholder(object):
@@ -17,24 +18,6 @@ class Placeholder(object):
 
     def __len__(self):
         return self.size
-
-
-class LoaderProxy(object):
-    """The loop's loader: same length and dataset; batches from the session, begun when iterated."""
-
-    def __init__(self, loader, start):
-        self.loader, self.start, self.dataset = loader, start, loader.dataset
-        self.session = None
-
-    def __len__(self):
-        return len(self.loader)
-
-    def __iter__(self):
-        self.session = self.start()
-        return self.session.batches(lambda group: Placeholder(len(group.indices)))
-
-    def __getattr__(self, name):
-        return getattr(self.loader, name)
 
 
 def guard_inference(runner, loop, tag_of):
@@ -56,7 +39,7 @@ def guard_inference(runner, loop, tag_of):
                                            runner.logger)
             return context.session
 
-        proxy = LoaderProxy(loader, start)
+        proxy = LoaderProxy(loader, start, Placeholder)
 
         def infer(idx, batch):
             sizes = [len(m.results) for m in metrics]
