@@ -14,7 +14,7 @@ import sys
 
 from .errors import KRadarFileError
 from .labels import VERSIONS, read_label
-from .quirks import Quirks
+from .quirks import MAX_VALUES, OTHER, Quirks, breakdown_text, cut
 from .splits import overlaps, read_split, split_files
 from .tree import KRadarTree
 
@@ -167,7 +167,7 @@ def _version(tree, seqs, lists, progress):
     out = collections.OrderedDict([
         ('version', version), ('labels', tree.labels_base or 'the sequence folders (<seq>/info_label)'),
         ('files', total), ('frames', frames), ('objects', objects), ('empty_frames', empty),
-        ('classes', dict(classes.most_common())), ('visibility', dict(visibility.most_common())),
+        ('classes', _bounded(classes)), ('visibility', _bounded(visibility)),
         ('yaw_deg', yaw), ('unreadable', {'files': len(error_files), 'first': errors}),
         ('quirks', quirks.as_dict())])
     blocking = []
@@ -197,6 +197,19 @@ def _version(tree, seqs, lists, progress):
         blocking.append('{} label file(s) cannot be read'.format(len(error_files)))
     out['_blocking'] = blocking
     out['converts'] = not blocking
+    return out
+
+
+def _bounded(counter, most=MAX_VALUES):
+    """{value: count} of the ``most`` most frequent values, the rest summed under OTHER: a tree of any number of
+    odd class names gives a report of bounded size."""
+    top = counter.most_common(most)
+    out = collections.OrderedDict()
+    for value, count in top:        # names cut short: a report line never quotes a long value
+        out[cut(value)] = out.get(cut(value), 0) + count
+    rest = sum(counter.values()) - sum(c for _, c in top)
+    if rest:
+        out[OTHER] = rest
     return out
 
 
@@ -246,8 +259,7 @@ def format_report(report):
 
 
 def _quirk_line(q):
-    detail = ' [{}]'.format(', '.join('{}: {}'.format(k, c) for k, c in q['by_value'].items())) if q['by_value'] \
-        else ''
+    detail = ' [{}]'.format(breakdown_text(q['by_value'])) if q['by_value'] else ''
     return '{} {}{} ({}): {}'.format(q['count'], q['what'], detail, q['handling'], _first(q['first']))
 
 

@@ -233,15 +233,16 @@ _FAST = {
                                          float(p[5]), float(p[6]), float(p[7]), float(p[8]), float(p[9]),
                                          float(p[10]))),
 }
-#: the header as the real files write it, in one match (anything else takes the checking path of _header)
-_HEADER = re.compile(r'\*[^=,]*=([0-9]+)_([0-9]+)_([0-9]+)_([0-9]+)_([0-9]+) *, *timestamp=(.*?) *\Z')
+#: the header as the real files write it, in one match (anything else takes the checking path of _header);
+#: greedy and anchored, so its cost is linear in the line (a lazy group before trailing spaces was quadratic)
+_HEADER = re.compile(r'\*[^=,]*=([0-9]+)_([0-9]+)_([0-9]+)_([0-9]+)_([0-9]+) *, *timestamp=(.*)\Z')
 
 
 def _header(header, path):
     match = _HEADER.match(header)
     if match is not None:
         values = match.groups()
-        return dict(zip(SENSORS, values[:5])), values[5]
+        return dict(zip(SENSORS, values[:5])), values[5].strip()
     if not header.startswith('*') or '=' not in header:
         tool = (' (this is the header of K-Radar\'s labelling tool, uis/ui_labeling.py, which neither K-Radar\'s '
                 'loaders nor its released label files use)' if header.startswith('* radar idx:') else '')

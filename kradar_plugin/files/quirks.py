@@ -35,6 +35,25 @@ KINDS = collections.OrderedDict([
 WARN = ('split_duplicate', 'split_overlap')
 #: how many places of each quirk are kept (and printed: the first three)
 KEEP = 20
+#: how many distinct values of a quirk are counted one by one, and printed; the characters printed of each
+MAX_VALUES, SHOWN_VALUES, VALUE_CHARS = 100, 8, 40
+OTHER = '(other values)'
+
+
+def breakdown_text(counts):
+    """'LL: 1, LR: 1, l: 1' of {value: count}: at most :data:`SHOWN_VALUES` values (the most frequent), each cut
+    to :data:`VALUE_CHARS` characters, so a summary line stays short whatever the files hold."""
+    items = sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))
+    shown = ['{}: {}'.format(cut(k), v) for k, v in items[:SHOWN_VALUES]]
+    if len(items) > SHOWN_VALUES:
+        shown.append('{} more values: {}'.format(len(items) - SHOWN_VALUES, sum(v for _, v in items[SHOWN_VALUES:])))
+    return ', '.join(shown)
+
+
+def cut(value):
+    """``value`` as text of at most :data:`VALUE_CHARS` characters."""
+    text = str(value)
+    return text if len(text) <= VALUE_CHARS else text[:VALUE_CHARS - 3] + '...'
 
 
 class Quirks(object):
@@ -62,8 +81,12 @@ class Quirks(object):
                 self.note(kind, value)
 
     def note(self, kind, key, count=1):
-        """A breakdown of a quirk's count (e.g. the visibility value or the class name)."""
+        """A breakdown of a quirk's count (e.g. the visibility value or the class name); past
+        :data:`MAX_VALUES` distinct values the rest count as 'other values' (files others hand over may hold
+        any number of odd names)."""
         per = self.detail.setdefault(kind, collections.OrderedDict())
+        if key not in per and len(per) >= MAX_VALUES:
+            key = OTHER
         per[key] = per.get(key, 0) + count
 
     def __bool__(self):
@@ -80,7 +103,7 @@ class Quirks(object):
         met, done = KINDS[kind]
         count = self.counts[kind]
         detail = self.detail.get(kind)
-        breakdown = ' [{}]'.format(', '.join('{}: {}'.format(k, v) for k, v in detail.items())) if detail else ''
+        breakdown = ' [{}]'.format(breakdown_text(detail)) if detail else ''
         places = self.places.get(kind, [])
         more = ', ...' if count > len(places[:first]) else ''
         return '{} {}{} ({}): {}{}'.format(count, met, breakdown, done, ', '.join(places[:first]), more)

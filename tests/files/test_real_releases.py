@@ -312,3 +312,17 @@ def test_relabelling_to_v21_reads_the_real_quirks_and_says_them_once(quirky, tmp
     for a, b in zip(relabelled, converted):
         for key in ('name', 'avail', 'location', 'dimensions', 'rotation_y'):
             assert a['annos'][key].tobytes() == b['annos'][key].tobytes() and a['annos'][key].dtype == b['annos'][key].dtype
+
+
+def test_summary_lines_stay_short_whatever_the_files_hold():
+    """Files others hand over may hold any number of odd class names, of any length: the summary line shows
+    the most frequent few, cut short, and counts the rest; the header's timestamp is read in linear time."""
+    from kradar_plugin.files.labels import parse_label
+    from kradar_plugin.files.quirks import Quirks
+    quirks = Quirks()
+    quirks.add_file('1/00033_00001.txt', [('class', n + 2, 'N{}'.format(n) * 1000) for n in range(5000)])
+    line = quirks.line('class')
+    assert line.startswith('5000 objects of a class outside') and len(line) < 1000 and 'more values: ' in line
+    spaced = parse_label(['* idx(tesseract_os2-64_cam-front_os1-128_cam-lrr)=00033_00001_00035_00002_00034, '
+                          'timestamp=1' + ' ' * 1000000 + 'x'], 'v2.1')
+    assert spaced.timestamp == '1' + ' ' * 1000000 + 'x' and spaced.objects == []
