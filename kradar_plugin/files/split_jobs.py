@@ -83,40 +83,61 @@ def _run(job, step):
         data = dumps(infos)
     except (KRadarFileError, ValueError, OSError) as exc:
         return 'error', str(exc)
+    except MemoryError:
+        return 'error', '{}: out of memory while converting {} frames'.format(job.name, len(job.entries))
     finally:
         if enabled:
             gc.enable()
     return 'ok', job.name, data, len(infos), sum(len(i['annos']['rotation_y']) for i in infos), quirks
 
 
-#: the jobs and the progress counter of the pool being forked (inherited by its workers, never pickled)
-_SHARED = {}
-
-
-def _run_forked(index):
-    return _run(_SHARED['jobs'][index], _Step(counter=_SHARED['counter']))
+def _child(job, send, counter):
+    """A forked worker: its job's result through ``send`` (an unexpected exception as its traceback)."""
+    try:
+        result = _run(job, _Step(counter=counter))
+    except BaseException:      # noqa: B902 - a bug: the parent raises it with this traceback
+        import traceback
+        result = 'crash', traceback.format_exc()
+    send.send(result)
+    send.close()
 
 
 def _forked(jobs, workers, progress):
+    """The results of ``jobs`` run in forked processes, ``workers`` at a time. A process that ends without a
+    result (killed, out of memory) is that job's error, never a wait without end."""
+    from multiprocessing.connection import wait
     ctx = multiprocessing.get_context('fork')
     counter = ctx.Value('l', 0)
-    _SHARED.update(jobs=jobs, counter=counter)
+    results, todo, running, shown = [None] * len(jobs), list(range(len(jobs))), {}, 0
     try:
-        pool = ctx.Pool(workers)
-        try:
-            pending = pool.map_async(_run_forked, range(len(jobs)), chunksize=1)
-            shown = 0
-            while not pending.ready():
-                pending.wait(0.2)
-                if progress is not None and counter.value > shown:
-                    progress.update(counter.value - shown)
-                    shown = counter.value
-            results = pending.get()
-        finally:
-            pool.close()
-            pool.join()
+        while todo or running:
+            while todo and len(running) < workers:
+                index = todo.pop(0)
+                recv, send = ctx.Pipe(duplex=False)
+                process = ctx.Process(target=_child, args=(jobs[index], send, counter))
+                process.daemon = True
+                process.start()
+                send.close()
+                running[recv] = (index, process)
+            for conn in wait(list(running), timeout=0.2):
+                index, process = running.pop(conn)
+                try:
+                    results[index] = conn.recv()
+                except EOFError:
+                    process.join()
+                    results[index] = ('error', '{}: the process converting it ended without a result (exit code '
+                                               '{}: killed, or out of memory?)'.format(jobs[index].name,
+                                                                                       process.exitcode))
+                conn.close()
+                process.join()
+                if results[index][0] == 'crash':
+                    raise RuntimeError('converting {} failed:\n{}'.format(jobs[index].name, results[index][1]))
+            if progress is not None and counter.value > shown:
+                progress.update(counter.value - shown)
+                shown = counter.value
     finally:
-        _SHARED.clear()
-    if progress is not None and counter.value > shown:
-        progress.update(counter.value - shown)
+        for conn, (_, process) in running.items():
+            process.terminate()
+            process.join()
+            conn.close()
     return results
