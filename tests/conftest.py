@@ -23,6 +23,9 @@ REGISTRY_GROUP = ('tests/datasets/', 'tests/project/')
 def pytest_collection_modifyitems(config, items):
     if not config.pluginmanager.hasplugin('xdist'):
         return
+    if config.getoption('numprocesses', None):
+        # the few tests of a minute or more first, so that the workers do not end on one of them
+        items.sort(key=lambda item: item.get_closest_marker('slow') is None)
     for item in items:
         if item.get_closest_marker('launch') is not None:
             item.add_marker(pytest.mark.xdist_group('launch'))

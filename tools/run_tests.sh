@@ -14,7 +14,7 @@
 # The EchoFusion and 2.0 stacks' builds (from the wheel cache, else mmcv-full 1.4.0, mmdet3d 0.17.3's ops and
 # mmcv 2.1 compiled from source) run one after the other under `nice -n 19` while the 1.x suite runs; the 2.0
 # build goes on while the EchoFusion suite runs. The numpy-2 core (no launch) runs in one process under
-# `nice -n 10` beside the 1.x launches, which leave about a core idle. Every part runs even when an earlier one failed; the exit
+# `nice -n 10` from the 1.x launches on (they leave about a core idle), and is waited for at the end. Every part runs even when an earlier one failed; the exit
 # status is non-zero if any failed. Phase times are printed as "[test] M min S s: ...".
 #
 # tools/run_tests.sh PART runs one part alone in its built environment (full, light, echofusion, mm2):
@@ -98,20 +98,17 @@ mm2_build=$!
 
 # shellcheck disable=SC2086
 parallel "1.x suite ($VENV)" "$VENV/bin/python" $FULL_TESTS
-# The numpy-2 core (no launch) runs in one process beside the 1.x launches, which leave about a core idle
-# (process start-up, rendezvous, the launchers' polling); niced below them, above the builds.
+# The numpy-2 core (no launch) runs in one process from the 1.x launches on, which leave about a core idle
+# (process start-up, rendezvous, the launchers' polling), niced below the suites and above the builds; it is
+# waited for at the end.
 light_log=$log_dir/light-core.log
-stamp "numpy 2.x core ($LIGHT) in the background beside the 1.x launches (nice 10; log: $light_log)"
+stamp "numpy 2.x core ($LIGHT) in the background from here on (nice 10; log: $light_log)"
 # shellcheck disable=SC2086
 ( nice -n 10 "$LIGHT/bin/python" -m pytest $PYTEST_FLAGS -m "not launch and not bench" $CORE_TESTS > "$light_log" 2>&1
   rc=$?; stamp "numpy 2.x core ended (exit status $rc)" >> "$light_log"; exit $rc ) &
 light_core=$!
 # shellcheck disable=SC2086
 launches "1.x suite ($VENV)" "$VENV/bin/python" $FULL_TESTS
-stamp "waiting for the numpy 2.x core ($LIGHT)"
-wait "$light_core"; rc=$?
-if grep -q 'slowest' "$light_log"; then sed -n '/slowest/,$p' "$light_log"; else tail -n 2 "$light_log"; fi
-passed $rc || { tail -n 60 "$light_log"; failed+=("numpy 2.x core ($LIGHT)"); }
 
 stamp "waiting for the $VENV_EF build"
 if wait "$ef_build"; then
@@ -132,6 +129,11 @@ else
   tail -n 40 "$log_dir/env-mm2.log"
   failed+=("$VENV_MM2 build")
 fi
+
+stamp "waiting for the numpy 2.x core ($LIGHT)"
+wait "$light_core"; rc=$?
+if grep -q 'slowest' "$light_log"; then sed -n '/slowest/,$p' "$light_log"; else tail -n 2 "$light_log"; fi
+passed $rc || { tail -n 60 "$light_log"; failed+=("numpy 2.x core ($LIGHT)"); }
 
 stamp "done"
 if [ ${#failed[@]} -gt 0 ]; then
