@@ -236,7 +236,8 @@ def mark_complete(directory, results_path):
 
 
 def remove(directory, paths=None):
-    """Remove ``paths`` (default: every record file and ``complete.json``) and the folder once empty."""
+    """Remove ``paths`` (default: every record file and ``complete.json``), the folder once empty, and the
+    ``partial`` folder above it once no record is left there either."""
     if not osp.isdir(directory):
         return
     if paths is None:
@@ -246,7 +247,10 @@ def remove(directory, paths=None):
             os.remove(path)
         except OSError:
             pass
-    try:
-        os.rmdir(directory)
-    except OSError:
-        pass
+    for folder in (directory, osp.dirname(osp.abspath(directory))):
+        if osp.basename(folder) != PARTIAL_DIR and folder != directory:
+            break
+        try:
+            os.rmdir(folder)        # only where empty
+        except OSError:
+            break

@@ -95,8 +95,8 @@ def test_sigkill_on_the_second_node_during_a_sweep_with_echofusions_train_script
     with open(osp.join(work, 'sweep.json')) as f:
         assert [(e['stem'], e['status']) for e in json.load(f)['checkpoints']] == [('epoch_1', 'ok')]
     kept = sorted(os.listdir(osp.join(work, 'eval_results')))
-    # epoch_1's results saved (its partial record removed once evaluated); the interrupted epoch_2 keeps what
-    # it had inferred in its partial record (issue 30), where a relaunch resumes it
+    # epoch_1's results saved and its partial record removed once evaluated (the partial folder with it when
+    # nothing else is recorded); an interrupted epoch_2 that had written a record keeps it, for a relaunch
     assert kept in (['results_epoch_1.pkl'], ['partial', 'results_epoch_1.pkl']), kept
     if 'partial' in kept:
         assert os.listdir(osp.join(work, 'eval_results', 'partial')) == ['epoch_2']
