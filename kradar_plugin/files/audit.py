@@ -15,7 +15,7 @@ import sys
 from .errors import KRadarFileError
 from .labels import VERSIONS, read_label
 from .quirks import MAX_VALUES, OTHER, Quirks, breakdown_text, cut
-from .splits import overlaps, read_split, split_files
+from .splits import count_overlaps, read_split, split_files
 from .tree import KRadarTree
 
 #: how many places of a problem a report keeps
@@ -107,9 +107,7 @@ def _splits(split_dir, sequences, report):
         except KRadarFileError as exc:
             info[name] = {'error': str(exc)}
             report['blocking'].append(str(exc))
-    both = overlaps(lists)
-    for line, places in both:
-        quirks.add('split_overlap', '{} ({})'.format(line, ', '.join('{}.txt:{}'.format(*p) for p in places)))
+    both = count_overlaps(lists, quirks)
     report['overlap'] = {'frames': len(both), 'first': [line for line, _ in both[:FIRST]]}
     return lists, quirks
 

@@ -23,7 +23,7 @@ from .infos import split_infos
 from .labels import VERSIONS, normalize_version, read_label
 from .quirks import WARN, Quirks
 from .split_jobs import SplitJob, run_jobs
-from .splits import overlaps, parse_sequences, read_split, split_files
+from .splits import count_overlaps, parse_sequences, read_split, split_files
 from .tree import KRadarTree
 
 PROG = 'kradar-create-data'
@@ -166,8 +166,7 @@ def main(argv=None):
         tree = KRadarTree(args.root_path, version, args.labels_dir)
         splits = split_files(args.split_dir)
         lists = dict((name, read_split(path, args.sequences, quirks)) for name, path in splits.items())
-        for line, places in overlaps(lists):
-            quirks.add('split_overlap', '{} ({})'.format(line, ', '.join('{}.txt:{}'.format(*p) for p in places)))
+        count_overlaps(lists, quirks)
         check_out_dir(args.out_dir)
 
         def convert(path):

@@ -116,10 +116,7 @@ def parse_label(lines, version, path='<label>'):
                 if obj[0]:
                     total += sum(obj[4:])
                     objects.append(obj)
-                    if obj[0] not in _BENCHMARK:
-                        quirks.append(('class', number, obj[0]))
-                    if not -180.0 <= obj[7] <= 180.0:
-                        quirks.append(('yaw', number, None))
+                    _object_quirks(obj, number, quirks)
                     continue
             except ValueError:
                 pass
@@ -176,13 +173,19 @@ def _checked_line(line, version, path, number, skipped, quirks):
         skipped.append((number, 'id / prev_id not integers ({!r}, {!r})'.format(parts[2][:20], parts[3][:20])))
         return None
     obj = _PARSERS[version](parts, path, number)
+    _object_quirks(obj, number, quirks)
+    return obj
+
+
+def _object_quirks(obj, number, quirks):
+    """Appends to ``quirks`` what one object holds beyond the format's letter: a visibility value outside
+    R/L/L1, a class outside the benchmark's five, a yaw outside +-180 degrees (all kept as written)."""
     if obj.avail not in _AVAIL:
         quirks.append(('visibility', number, obj.avail))
     if obj.name not in _BENCHMARK:
         quirks.append(('class', number, obj.name))
     if not -180.0 <= obj.yaw_deg <= 180.0:
         quirks.append(('yaw', number, None))
-    return obj
 
 
 def _is_int(text):

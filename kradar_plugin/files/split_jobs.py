@@ -14,6 +14,7 @@ from .errors import KRadarFileError
 from .portable_pickle import dumps
 from .quirks import Quirks
 
+
 class SplitJob(object):
     """One split list to convert: ``convert(entries, quirks, progress)`` gives its infos."""
 

@@ -65,8 +65,7 @@ def _entry(text, path, number):
 
 def is_sequence(text):
     """Whether ``text`` is a sequence number: ASCII digits, at most :data:`MAX_SEQUENCE_DIGITS` of them."""
-    return 0 < len(text) <= MAX_SEQUENCE_DIGITS and text.isdigit() and text.isascii() if hasattr(text, 'isascii') \
-        else 0 < len(text) <= MAX_SEQUENCE_DIGITS and all('0' <= c <= '9' for c in text)
+    return 0 < len(text) <= MAX_SEQUENCE_DIGITS and text.isascii() and text.isdigit()
 
 
 def plain_label_name(name):
@@ -76,6 +75,15 @@ def plain_label_name(name):
     read."""
     return (name.endswith('.txt') and 4 < len(name) <= MAX_LABEL_NAME and not name.startswith('.')
             and not any(c in name for c in '/\\\x00,') and os.path.basename(name) == name)
+
+
+def count_overlaps(lists, quirks):
+    """:func:`overlaps` of ``lists``, each counted in ``quirks`` as 'split_overlap' with the lines that list it
+    ('58,00453_00448.txt (test.txt:1, train.txt:17459)'); returns them."""
+    both = overlaps(lists)
+    for line, places in both:
+        quirks.add('split_overlap', '{} ({})'.format(line, ', '.join('{}.txt:{}'.format(*p) for p in places)))
+    return both
 
 
 def overlaps(lists):
