@@ -16,7 +16,7 @@ import collections
 import numpy as np
 
 from .kradar_eval import DEFAULT_EVAL_TYPES, evaluate_prepared, fields_read, prepare
-from .command_line import relabel_options, shell_line  # noqa: F401 (their home was this module)
+from .command_line import relabel_options, shell_line
 from .protocols import BENCHMARKS, Protocol, get_protocol
 
 #: the condition keys EchoFusion's infos carry at the top level

@@ -66,7 +66,7 @@ def offline_command(dataset, results_path, eval_kwargs=None):
             return own(results_path, **eval_kwargs)
         except Exception:  # fall back to the generic command below
             pass
-    from kradar_plugin.evaluation.evaluator import shell_line
+    from kradar_plugin.evaluation.command_line import shell_line
     parts = ['kradar-eval', '--infos', getattr(dataset, 'ann_file', None) or '<the validation info .pkl>',
              '--results', results_path]
     classes = getattr(dataset, 'CLASSES', None)

@@ -170,7 +170,7 @@ class KRadarEvalMixin(object):
         """The ``kradar-eval`` command that repeats this evaluation on the saved results: the evaluator's
         (``KRadarEvaluator.offline_command``), or the basic one when its settings cannot be built or have no
         ``kradar-eval`` option."""
-        from kradar_plugin.evaluation.evaluator import shell_line
+        from kradar_plugin.evaluation.command_line import shell_line
         from kradar_plugin.evaluation.command_line import write_excluded
         infos_path = getattr(self, 'ann_file', None) or '<info pickle>'
         try:
