@@ -8,7 +8,7 @@ CORE_TESTS = tests/ops tests/evaluation tests/files tests/doctor tests/distribut
 # The core's tests that judge the installed 1.x stack itself (they skip on .venv-light): also on .venv. (The
 # loader probe and pitfall tests run on EchoFusion's stack; on .venv the preflight launches meet the same pitfalls.)
 FRAMEWORK_CORE_TESTS = tests/doctor/test_current_environment.py tests/doctor/test_drift_in_environment.py \
-	tests/doctor/test_probes.py tests/distributed/test_group_teardown.py
+	tests/doctor/test_probes.py tests/distributed/test_group_teardown.py tests/evaluation/test_box_convention_mmdet3d.py
 # .venv's part of make test: every test folder and file but the core, plus the tests above.
 FULL_TESTS = $(filter-out $(CORE_TESTS) tests/fixtures tests/__pycache__,$(patsubst %/,%,$(wildcard tests/*/)) \
 	$(wildcard tests/test_*.py)) $(FRAMEWORK_CORE_TESTS)

@@ -73,7 +73,7 @@ def bench_loader(samples, repeat):
 
 
 def bench_doctor_probe():
-    from kradar_plugin.doctor.loader_probe import run_loader_probe
+    from kradar_plugin.doctor.probes.loader_probe import run_loader_probe
     config = osp.join(ROOT, 'tests', 'adapters', 'mmcv1', 'configs', 'toy_pipeline.py')
     start = time.perf_counter()
     found = run_loader_probe(config, cwd=ROOT)

@@ -46,7 +46,7 @@ class _NamesOnly(pickle.Unpickler):
     """The loader before the rebuild: allowed names, numpy's own reconstruction."""
 
     def find_class(self, module, name):
-        from kradar_plugin.evaluation.safe_pickle import ALLOWED
+        from kradar_plugin.loading.safe_pickle import ALLOWED
         if (module, name) not in ALLOWED:
             raise pickle.UnpicklingError(name)
         return super(_NamesOnly, self).find_class(module, name)
@@ -69,7 +69,7 @@ def main(argv=None):
     p.add_argument('--frames', type=int, default=17535)
     p.add_argument('--repeat', type=int, default=5)
     args = p.parse_args(argv)
-    from kradar_plugin.evaluation import safe_load
+    from kradar_plugin.loading import safe_load
     from kradar_plugin.evaluation.inputs.kradar_columns import gather_result_frames
     classes = ('Sedan', 'Bus or Truck', 'Pedestrian')
     path = os.path.join(tempfile.mkdtemp(prefix='bench_safe_loading_'), 'results.pkl')

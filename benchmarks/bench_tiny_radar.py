@@ -34,8 +34,8 @@ def main(argv=None):
 
     import torch
     import kradar_plugin  # noqa: F401  (registers the detector)
-    from kradar_plugin.datasets import demo_data
-    from kradar_plugin.models.tiny_radar import find_peaks
+    from kradar_plugin.demo import data as demo_data
+    from kradar_plugin.demo.tiny_radar import find_peaks
     from mmdet.models import build_detector
 
     model = build_detector(dict(type='TinyRadarPeakDetector', classes=['Sedan'],

@@ -28,8 +28,8 @@ class RegistrationWarning(UserWarning):
 ADAPTERS = (
     ('kradar_plugin.compat.mmdet3d_alias', 'mmdet3d'),
     ('kradar_plugin.adapters.mmcv1', 'mmcv'),
-    ('kradar_plugin.datasets.kradar_dataset', 'mmdet'),
-    ('kradar_plugin.models', 'mmdet'),
+    ('kradar_plugin.adapters.mmcv1.kradar_dataset', 'mmdet'),
+    ('kradar_plugin.demo.tiny_radar', 'mmdet'),
     ('kradar_plugin.adapters.mmengine', 'mmengine'),
     ('kradar_plugin.adapters.mmengine.kradar_det3d', 'mmdet3d'),
 )
@@ -41,8 +41,8 @@ EAGER_ADAPTERS = ('kradar_plugin.compat.mmdet3d_alias',)
 # mmengine the 1.x adapters are always tried, so a broken mmcv 1.x install is still reported.
 GENERATION_MARKERS = {
     'kradar_plugin.adapters.mmcv1': ('mmcv/runner', '1.x'),
-    'kradar_plugin.datasets.kradar_dataset': ('mmdet/datasets/builder.py', '1.x'),
-    'kradar_plugin.models': ('mmdet/models/builder.py', '1.x'),
+    'kradar_plugin.adapters.mmcv1.kradar_dataset': ('mmdet/datasets/builder.py', '1.x'),
+    'kradar_plugin.demo.tiny_radar': ('mmdet/models/builder.py', '1.x'),
     'kradar_plugin.adapters.mmengine.kradar_det3d': ('mmdet3d/registry.py', '2.x'),
 }
 # the adapters whose import installs the KRADAR_EVAL_* switch

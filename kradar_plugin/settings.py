@@ -92,7 +92,7 @@ TABLE = (
             'framework is loaded or a KRADAR_EVAL_* switch is set), `now` at `import kradar_plugin`, `0` '
             'never (the command-line tools need none).'),
     Setting('KRADAR_PATCH_DATASETS', 'comma-separated names', 'KRadarDataset',
-            'The registered dataset classes that `kradar_plugin.datasets.patch_echofusion` gives the fixed '
+            'The registered dataset classes that `kradar_plugin.adapters.mmcv1.patch_echofusion` gives the fixed '
             '`evaluate`.'),
 )
 #: variables of the build scripts and the test suite (read by tools/setup_env.sh, tools/run_tests.sh and tests/,

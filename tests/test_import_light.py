@@ -40,17 +40,16 @@ def test_import_with_numpy_alone():
     ''') == ['numpy 0.2', '[]']
 
 
-def test_dataset_evaluation_imports_without_mmcv_under_both_paths():
+def test_dataset_evaluation_imports_without_mmcv():
     """The 1.x dataset ``evaluate`` lives in adapters/mmcv1 and is importable without mmcv (the 2.0 suite
-    compares KRadarMetric with it); the earlier path is the same module; the runner names say what is missing."""
+    compares KRadarMetric with it); the runner names say what is missing."""
     assert run_blocked('''
         from kradar_plugin.adapters.mmcv1 import kradar_eval_mixin
-        from kradar_plugin.datasets import kradar_eval_mixin as earlier
-        print(earlier is kradar_eval_mixin, kradar_eval_mixin.KRadarEvalMixin.__module__)
+        print(kradar_eval_mixin.KRadarEvalMixin.__module__)
         try:
             from kradar_plugin.adapters.mmcv1 import EvalOnlyHook
         except ImportError as exc:
             print(exc)
         print(sorted(m for m in sys.modules if m.split('.')[0] in BLOCKED))
-    ''') == ['True kradar_plugin.adapters.mmcv1.kradar_eval_mixin',
+    ''') == ['kradar_plugin.adapters.mmcv1.kradar_eval_mixin',
               'kradar_plugin.adapters.mmcv1.EvalOnlyHook needs mmcv-full 1.x: mmcv is not installed', '[]']

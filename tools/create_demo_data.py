@@ -17,9 +17,9 @@ ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 
 
 def _demo_data_module():
-    """Load kradar_plugin/datasets/demo_data.py by path: it needs numpy only, while importing the package
+    """Load kradar_plugin/demo/data.py by path: it needs numpy only, while importing the package
     would also register the mmcv/mmdet adapters (seconds, and torch)."""
-    path = osp.join(ROOT, 'kradar_plugin', 'datasets', 'demo_data.py')
+    path = osp.join(ROOT, 'kradar_plugin', 'demo', 'data.py')
     spec = importlib.util.spec_from_file_location('kradar_demo_data', path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -27,10 +27,10 @@ def _demo_data_module():
 
 
 def _demo_tree_module():
-    """kradar_plugin/datasets/demo_tree.py (numpy only) with the package's registration off."""
+    """kradar_plugin/demo/tree.py (numpy only) with the package's registration off."""
     os.environ.setdefault('KRADAR_PLUGIN_REGISTER', '0')
     sys.path.insert(0, ROOT)
-    from kradar_plugin.datasets import demo_tree
+    from kradar_plugin.demo import tree as demo_tree
     return demo_tree
 
 

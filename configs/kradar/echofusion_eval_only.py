@@ -10,7 +10,7 @@
 #    EchoFusion's ROI filter and frame policy, fixed IoU, the protocol below). Other dataset names:
 #    KRADAR_PATCH_DATASETS=Name1,Name2 in the environment.
 custom_imports = dict(
-    imports=['projects.mmdet3d_plugin', 'kradar_plugin', 'kradar_plugin.datasets.patch_echofusion'],
+    imports=['projects.mmdet3d_plugin', 'kradar_plugin', 'kradar_plugin.adapters.mmcv1.patch_echofusion'],
     allow_failed_imports=False)
 
 # 2. Eval-only: evaluate once before training, then stop (no iteration, no checkpoint). Equivalent without

@@ -177,7 +177,7 @@ def _chunks(data):
 
 
 def _load(body):
-    from kradar_plugin.evaluation.safe_pickle import load
+    from kradar_plugin.loading.safe_pickle import load
     return load(io.BytesIO(body))
 
 

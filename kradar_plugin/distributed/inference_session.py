@@ -438,7 +438,7 @@ def open_session(loader, work_dir, tag, model, options, logger=None):
     ``work_dir/eval_results/partial/<tag>/``, its fingerprint the evaluated weights, dataset and pipeline."""
     from .eval_support import dist_info
     from .result_codec import decode_result, encode_result, weights_digest
-    from .sweep import gather
+    from .sweep.loop import gather
     rank, world = dist_info()
     dataset = loader.dataset
     fp = records.fingerprint(weights_digest(model), getattr(dataset, 'ann_file', ''), len(dataset),

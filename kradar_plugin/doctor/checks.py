@@ -2,7 +2,7 @@
 
 A check is (name, rule, facts shown on its OK line). Rules live in the rules package (one module per check
 family) and return CheckResults named after their check; the version facts they apply live in
-kradar_plugin.compat.facts; the fact names are declared in fact_names.py.
+kradar_plugin.facts; the fact names are declared in fact_names.py.
 """
 import collections
 
@@ -90,7 +90,7 @@ def collect_facts(assume=None, config=None, train_script=None, compile_test=Fals
     live = probes.gather(quick=quick, skip=skip)
     live.update(probes_ or {})
     if config:
-        from .config_facts import config_facts
+        from .probes.config_facts import config_facts
         cfg = config_facts(config)
         if 'gpus' in cfg:
             cfg['gpus-for-run'] = cfg.pop('gpus')
@@ -98,20 +98,20 @@ def collect_facts(assume=None, config=None, train_script=None, compile_test=Fals
         if quick:
             live['loader-probe-skipped'] = 'not in --quick (builds the datasets and loaders in 2 processes)'
         elif 'pitfalls' not in live and 'loader-probe-error' not in live:
-            from .loader_probe import run_loader_probe
+            from .probes.loader_probe import run_loader_probe
             start = None
             if train_script:  # a script that leaves the start method alone gets mmcv init_dist's 'spawn'
-                from .script_facts import script_facts
+                from .probes.script_facts import script_facts
                 start = None if script_facts(train_script).get('sets-start-method') else 'spawn'
             live.update(run_loader_probe(config, probe_model=probe_model, start_method=start))
     if train_script:
-        from .script_facts import script_facts
+        from .probes.script_facts import script_facts
         sfacts = script_facts(train_script)
         live['script-facts'] = sfacts
         if sfacts.get('sharing-strategy'):
             live['sharing-strategy'] = sfacts['sharing-strategy']
     if checkpoint:
-        from .checkpoint_meta import checkpoint_facts
+        from .probes.checkpoint_meta import checkpoint_facts
         live.update(checkpoint_facts(checkpoint))
     facts = environment.merge(live, assumed)
     if 'gpus-for-run' not in facts:
@@ -130,7 +130,7 @@ def _compile(facts, quick):
         return 'skip', 'numba not installed'
     if not rules.has_gpu(facts) and not facts.get('libnvvm'):
         return 'skip', 'no GPU and no libNVVM here: numba.cuda is not used'
-    from .compile_test import run_compile_test
+    from .probes.compile_test import run_compile_test
     return run_compile_test()
 
 

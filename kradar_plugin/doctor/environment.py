@@ -6,7 +6,7 @@ fact is still read from the current environment. Assumed packages are never impo
 """
 import re
 
-from ..compat.versions import cuda_from_local_tag, normalize_name, parse_version
+from ..facts.versions import cuda_from_local_tag, normalize_name, parse_version
 
 # key -> help text. Versions unless said otherwise.
 ASSUMABLE = {

@@ -60,7 +60,7 @@ def from_infos(infos):
 
 
 def _shown(value, width=80):
-    from .safe_numpy import short_repr
+    from ..loading.safe_numpy import short_repr
     return short_repr(value, width)
 
 
@@ -89,7 +89,7 @@ def rows_of(content):
 def load(path, n_frames, what='--conditions', trusted=False, limits=None):
     """Conditions from a JSON list (one object per frame, in the frames' order), an info pickle or an
     exported infos .npz, read under ``safe_load``'s policy."""
-    from . import safe_load
+    from ..loading import safe_load
     rows = safe_load.read_one(path, what, rows_of, trusted, limits)
     if len(rows) != n_frames:
         raise ValueError('{} {!r} describes {} frames but {} frames are evaluated'.format(

@@ -410,7 +410,7 @@ class KRadarEvaluator(object):
         (``safe_load``: names checked, numpy objects rebuilt, limits, a child process; ``trusted``: the plain
         unpickler). A dict holding ``infos`` or ``data_list`` (mmdet3d 1.x) gives that list."""
         from kradar_plugin.evaluation.inputs.kradar_columns import info_list
-        from . import safe_load
+        from ..loading import safe_load
         try:
             return info_list(safe_load.read_one(path, what, trusted=trusted))
         except ValueError as exc:

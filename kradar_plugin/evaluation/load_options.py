@@ -1,7 +1,7 @@
 """``kradar-eval``'s options for reading files: the limits of :mod:`safe_load` and ``--export DIR``."""
 import sys
 
-from . import safe_load
+from ..loading import safe_load
 
 
 def add_arguments(parser):

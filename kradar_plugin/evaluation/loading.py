@@ -11,7 +11,7 @@ With ``--trust-pickle``, as before: in process for files under ``safe_load.MIN_P
 no ``fork``, or ``KRADAR_EVAL_LOAD_WORKERS=0``; ``KRADAR_EVAL_LOAD_WORKERS=1`` uses workers whatever the size.
 Errors read the same either way: a ValueError naming the file, and the frame, field and value.
 """
-from . import safe_load
+from ..loading import safe_load
 from .validation import check_side
 
 

@@ -1,6 +1,6 @@
 """Choose the rotated-IoU backend that works here: numba-CUDA, then numba-CPU, then numpy.
 
-A backend is used only after (1) the shared version facts (``kradar_plugin.compat.facts``) find no FAIL
+A backend is used only after (1) the shared version facts (``kradar_plugin.facts``) find no FAIL
 for this numba / numpy / CUDA toolkit / driver combination, and (2) a lazy trial run on a small pair set
 agrees with the numpy backend. Nothing is compiled at import. An automatic fallback warns ONCE, naming
 the cause and the fix; an explicitly requested backend (``backend=`` or ``KRADAR_IOU_BACKEND``) that is
@@ -97,7 +97,7 @@ def _load_numba():
         import numba
     except ImportError as exc:
         raise BackendUnavailable('numba', 'numba is not importable (%s)' % exc, "pip install numba", quiet=True)
-    from ..compat import facts
+    from .. import facts
     refuse_on_fail('numba', facts.numba_cpu_findings(numba.__version__, np.__version__, python_version()))
     try:
         from . import backend_numba_cpu
@@ -119,7 +119,7 @@ def _load_cuda():
         driver = nvidia_driver_version()
         if driver is None:
             raise BackendUnavailable('cuda', 'no NVIDIA driver found', quiet=True)
-        from ..compat import facts
+        from .. import facts
         toolkit = _cuda_toolkit_version()
         refuse_on_fail('cuda', facts.numba_cuda_findings(numba.__version__, np.__version__, toolkit,
                                                            driver, python_version()))
@@ -168,7 +168,7 @@ def python_version():
 
 def nvidia_driver_version():
     """The NVIDIA driver version without loading CUDA; None without a driver."""
-    from ..compat.nvidia_driver import driver_version
+    from ..facts.nvidia_driver import driver_version
     return driver_version()
 
 

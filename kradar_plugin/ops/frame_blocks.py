@@ -128,7 +128,7 @@ def _load_kernel():
     except ImportError as exc:
         raise backend_choice.BackendUnavailable('numba', 'numba is not importable (%s)' % exc,
                                                 'pip install numba', quiet=True)
-    from ..compat import facts
+    from .. import facts
     backend_choice.refuse_on_fail('numba', facts.numba_cpu_findings(numba.__version__, np.__version__,
                                                                      backend_choice.python_version()))
     try:

@@ -5,8 +5,8 @@ import os.path as osp
 
 import pytest
 
-from kradar_plugin.distributed import sweep_plan
-from kradar_plugin.distributed.sweep_plan import SweepRequest, Watcher, expand, request_from
+from kradar_plugin.distributed.sweep import plan as sweep_plan
+from kradar_plugin.distributed.sweep.plan import SweepRequest, Watcher, expand, request_from
 
 
 def touch(path, data=b'x', mtime=None):

@@ -5,10 +5,10 @@ import os.path as osp
 
 import pytest
 
-from kradar_plugin.distributed.sweep import CheckpointSweep
-from kradar_plugin.distributed.sweep_plan import SweepRequest
-from kradar_plugin.distributed.sweep_record import SweepRecord
-from kradar_plugin.distributed.sweep_summary import best_entry, headline_keys, parse_key, summarize, table
+from kradar_plugin.distributed.sweep.loop import CheckpointSweep
+from kradar_plugin.distributed.sweep.plan import SweepRequest
+from kradar_plugin.distributed.sweep.record import SweepRecord
+from kradar_plugin.distributed.sweep.summary import best_entry, headline_keys, parse_key, summarize, table
 
 OURS = {'pts_bbox/Sedan/bev@0.3': 50.0, 'pts_bbox/Sedan/bev@0.5': 40.0, 'pts_bbox/Sedan/3d@0.3': 45.0,
         'pts_bbox/Sedan/bev@0.3/0-30m': 70.0, 'pts_bbox/Bus or Truck/bev@0.3': 20.0,

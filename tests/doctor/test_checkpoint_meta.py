@@ -9,7 +9,7 @@ import zipfile
 import pytest
 
 from kradar_plugin.doctor import run_checks
-from kradar_plugin.doctor.checkpoint_meta import checkpoint_meta
+from kradar_plugin.doctor.probes.checkpoint_meta import checkpoint_meta
 from kradar_plugin.doctor.cli import main
 
 from .helpers import result
@@ -71,7 +71,7 @@ def test_reading_needs_no_torch():
     """In a fresh interpreter where importing torch is impossible, the meta is still read, and the classes the
     checkpoint names (torch storages, mmengine's HistoryBuffer) are not imported."""
     code = ('import sys; sys.modules["torch"] = None\n'
-            'from kradar_plugin.doctor.checkpoint_meta import checkpoint_meta\n'
+            'from kradar_plugin.doctor.probes.checkpoint_meta import checkpoint_meta\n'
             'print(checkpoint_meta(%r)["mmdet3d_version"])\n'
             'print(checkpoint_meta(%r)["mmengine_version"])\n'
             'print(sorted(m for m in sys.modules if m.startswith("mmengine")))' % (MMDET3D_0173, MMENGINE))

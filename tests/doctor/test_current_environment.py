@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from kradar_plugin.doctor import format_report, run_checks
-from kradar_plugin.doctor.compile_test import run_compile_test
+from kradar_plugin.doctor.probes.compile_test import run_compile_test
 
 
 def _mmcv_full_importable():

@@ -6,9 +6,10 @@ import os
 import re
 import sys
 
-from kradar_plugin.doctor import checks, environment, fact_names, loader_probe, probes
-from kradar_plugin.doctor.checkpoint_meta import checkpoint_facts
-from kradar_plugin.doctor.config_facts import config_facts
+from kradar_plugin.doctor import checks, environment, fact_names, probes
+from kradar_plugin.doctor.probes import loader_probe
+from kradar_plugin.doctor.probes.checkpoint_meta import checkpoint_facts
+from kradar_plugin.doctor.probes.config_facts import config_facts
 from kradar_plugin.doctor.probes import framework
 
 from .helpers import fact_sheets

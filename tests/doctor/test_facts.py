@@ -1,12 +1,12 @@
-"""The shared version-facts table (compat/facts/), one test per documented failure mode.
+"""The shared version-facts table (facts/), one test per documented failure mode.
 
 Each expectation is derived from /work/shared/reference/rotate-iou.md ("Failure modes", "Compat matrix") and
 environment.md section 3, quoted next to the test.
 """
 import pytest
 
-from kradar_plugin.compat import facts as F
-from kradar_plugin.compat.facts import numba_cuda_findings
+from kradar_plugin import facts as F
+from kradar_plugin.facts import numba_cuda_findings
 from kradar_plugin.doctor.result import CheckResult
 
 

@@ -1,5 +1,5 @@
-"""The doctor's layout: one module per check family, each small, every relative import (the lazy ones inside
-functions too) resolvable, and the rules and version facts importable without torch or mmcv."""
+"""The doctor's layout: one module per check family, every relative import (the lazy ones inside functions
+too) resolvable; no module of the package over 450 lines; and the rules and version facts importable without torch or mmcv."""
 import ast
 import glob
 import importlib
@@ -12,7 +12,7 @@ import kradar_plugin
 
 PACKAGE = os.path.dirname(os.path.abspath(kradar_plugin.__file__))
 ROOT = os.path.dirname(PACKAGE)
-TREES = ('doctor', os.path.join('compat', 'facts'))
+TREES = ('doctor', 'facts')
 
 
 def modules():
@@ -27,8 +27,10 @@ def module_name(path):
 
 
 def test_no_module_over_450_lines():
-    sizes = dict((os.path.relpath(p, ROOT), sum(1 for _ in open(p))) for p in modules())
-    assert len(sizes) > 30
+    """The cap holds for the whole package, not only the doctor: a module past it holds two concepts."""
+    paths = glob.glob(os.path.join(PACKAGE, '**', '*.py'), recursive=True)
+    sizes = dict((os.path.relpath(p, ROOT), sum(1 for _ in open(p))) for p in paths)
+    assert len(sizes) > 150
     assert dict((p, n) for p, n in sizes.items() if n > 450) == {}
 
 
@@ -61,7 +63,7 @@ def test_rules_facts_and_probes_import_without_the_frameworks():
                 if name.split('.')[0] in BLOCKED:
                     raise ImportError('blocked: ' + name)
         sys.meta_path.insert(0, Block())
-        from kradar_plugin.compat import facts
+        from kradar_plugin import facts
         from kradar_plugin.doctor import checks, pitfalls, probes, rules, report, fact_names
         print(len(checks.evaluate(checks.collect_facts(quick=True))) > 20)
     ''')

@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from kradar_plugin.doctor import checks
-from kradar_plugin.doctor.loader_probe import run_loader_probe
-from kradar_plugin.doctor.script_facts import script_facts
+from kradar_plugin.doctor.probes.loader_probe import run_loader_probe
+from kradar_plugin.doctor.probes.script_facts import script_facts
 
 from .helpers import MACHINE_INDEPENDENT
 

@@ -7,8 +7,8 @@ import textwrap
 import pytest
 
 from kradar_plugin.doctor import probes, run_checks
-from kradar_plugin.doctor.config_facts import config_facts
-from kradar_plugin.doctor.script_facts import script_facts
+from kradar_plugin.doctor.probes.config_facts import config_facts
+from kradar_plugin.doctor.probes.script_facts import script_facts
 
 from .helpers import result
 

@@ -1,7 +1,7 @@
 """Tolerant version parsing: the spellings environments really report."""
 import pytest
 
-from kradar_plugin.compat.versions import (BOX_CONVENTIONS, Version, compare, cuda_from_local_tag, in_range,
+from kradar_plugin.facts.versions import (BOX_CONVENTIONS, Version, compare, cuda_from_local_tag, in_range,
                                            major_minor, mmdet3d_box_convention, normalize_name, parse_version)
 
 

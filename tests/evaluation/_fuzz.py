@@ -33,7 +33,7 @@ import time
 import numpy as np
 from hypothesis import strategies as st
 
-from kradar_plugin.evaluation import safe_load
+from kradar_plugin.loading import safe_load
 
 #: a read longer than this is a hang (the inputs are a few KB)
 HANG_S = 10.0
@@ -358,5 +358,5 @@ def check(path, kind, child=False):
 
 def load_bytes(data):
     """The content of pickle ``data`` under the policy (in process), for tests of a mutation itself."""
-    from kradar_plugin.evaluation import safe_pickle
+    from kradar_plugin.loading import safe_pickle
     return safe_pickle.load(io.BytesIO(data), limits=LIMITS.pickle_limits())

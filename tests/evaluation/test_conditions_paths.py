@@ -9,7 +9,8 @@ import sys
 import numpy as np
 import pytest
 
-from kradar_plugin.evaluation import evaluate_protocols, safe_pickle
+from kradar_plugin.evaluation import evaluate_protocols
+from kradar_plugin.loading import safe_pickle
 from kradar_plugin.evaluation.grouped import Grouped, evaluate_grouped
 
 from ._data import frame, noisy_dets, perfect, random_gt

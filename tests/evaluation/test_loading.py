@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from kradar_plugin import settings
-from kradar_plugin.evaluation import loading, safe_load
+from kradar_plugin.evaluation import loading
+from kradar_plugin.loading import safe_load
 from kradar_plugin.evaluation.kradar_eval import evaluate_protocols, fields_read
 from kradar_plugin.evaluation.validation import CheckedSide, check_side
 
@@ -67,7 +68,7 @@ def test_small_trusted_files_are_read_in_process_untrusted_ones_in_children(tmp_
     gt, dt = loading.read_checked(files[1], files[3], set(), meanwhile=lambda: called.append(1), trusted=True)
     assert called == [] and gt.n_frames == dt.n_frames == 1
     assert os.path.getsize(files[1]) + os.path.getsize(files[3]) < safe_load.MIN_PARALLEL_BYTES
-    from kradar_plugin.evaluation import safe_children
+    from kradar_plugin.loading import safe_children
     started = []
     start = safe_children._start
 

@@ -5,7 +5,7 @@ import pickle
 import numpy as np
 import pytest
 
-from kradar_plugin.evaluation import safe_pickle
+from kradar_plugin.loading import safe_pickle
 
 
 def _load(data, **limits):

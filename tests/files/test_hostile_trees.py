@@ -84,7 +84,7 @@ def _state(root):
 
 @pytest.fixture(scope='module')
 def small_tree(tmp_path_factory):
-    from kradar_plugin.datasets import demo_tree as dt
+    from kradar_plugin.demo import tree as dt
     return dt.generate_tree(str(tmp_path_factory.mktemp('small_tree')), frames=4, train_frames=4)
 
 

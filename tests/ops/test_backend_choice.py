@@ -94,7 +94,7 @@ def test_broken_cuda_falls_back_with_one_warning(tmp_path):
     assert len(got['warnings']) == 1, got['warnings']
     message = got['warnings'][0]
     assert "uses the numba backend: rotated-IoU backend 'cuda' unavailable" in message
-    from kradar_plugin.compat.versions import parse_version
+    from kradar_plugin.facts.versions import parse_version
     if parse_version(numba.__version__) < parse_version('0.63'):
         assert '580' in message and '0.63' in message   # the driver rule of the shared facts table
     else:

@@ -16,7 +16,7 @@ def project_dir(tmp_path_factory):
     """A copy of the project with demo data (VAL_FRAMES validation frames) in data/kradar."""
     dest = tmp_path_factory.mktemp('echofusion') / 'project'
     shutil.copytree(PROJECT_SRC, str(dest), ignore=shutil.ignore_patterns('data', 'work_dirs', '__pycache__'))
-    from kradar_plugin.datasets.demo_data import generate_demo_dataset
+    from kradar_plugin.demo.data import generate_demo_dataset
     generate_demo_dataset(str(dest / 'data' / 'kradar'), frames=VAL_FRAMES, train_frames=24, seed=0)
     return dest
 

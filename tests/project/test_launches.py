@@ -142,7 +142,7 @@ def test_patched_project_dataset_through_eval_hook(project_dir, tmp_path):
     keyword the config's evaluation dict holds (EchoFusion's pipeline=test_pipeline, and protocol)."""
     config = derived_config(project_dir, 'patched.py', (
         "custom_imports = dict(imports=['projects.mmdet3d_plugin', 'kradar_plugin', "
-        "'kradar_plugin.datasets.patch_echofusion'], allow_failed_imports=False)\n"))
+        "'kradar_plugin.adapters.mmcv1.patch_echofusion'], allow_failed_imports=False)\n"))
     job = ours(project_dir, tmp_path / 'patched', 2, '--eval-only', '--cfg-options', 'evaluation.protocol=fixed',
                config=config)
     assert job.returncode == 0, job.describe()

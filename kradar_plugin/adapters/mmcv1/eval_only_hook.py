@@ -16,7 +16,7 @@ checked on the job's own loaders (``preflight``); the evaluation uses the checkp
 the evaluation after an epoch would (``ema``); without any checkpoint one line says that the initial
 weights are evaluated.
 
-With a checkpoint sweep (``sweep``: a :class:`~kradar_plugin.distributed.sweep_plan.SweepRequest`, eval-only
+With a checkpoint sweep (``sweep``: a :class:`~kradar_plugin.distributed.sweep.plan.SweepRequest`, eval-only
 only) the one evaluation becomes one per checkpoint, in epoch order (``sweep``); ``after_run`` then ends
 the process with a non-zero exit code unless every checkpoint succeeded.
 """

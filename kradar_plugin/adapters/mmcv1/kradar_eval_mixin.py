@@ -1,6 +1,5 @@
 """The fixed K-Radar ``evaluate()`` for any mmdet/mmdet3d 1.x dataset class with EchoFusion's info pickles:
 the mmcv 1.x counterpart of ``adapters/mmengine/kradar_metric.py``, both thin layers over ``KRadarEvaluator``.
-``kradar_plugin.datasets.kradar_eval_mixin`` (the import path of earlier releases) is the same module.
 
 Two ways to give an existing project's dataset (e.g. EchoFusion's ``KRadarDataset``) this ``evaluate``
 without editing that project:
@@ -22,7 +21,7 @@ without editing that project:
    in ``KRADAR_PATCH_DATASETS``, default ``KRadarDataset``)::
 
        custom_imports = dict(imports=['projects.mmdet3d_plugin', 'kradar_plugin',
-                                      'kradar_plugin.datasets.patch_echofusion'],
+                                      'kradar_plugin.adapters.mmcv1.patch_echofusion'],
                              allow_failed_imports=False)
 
 What the mixin needs from the dataset: ``data_infos`` (EchoFusion info dicts; GT is read from it at every
@@ -334,6 +333,6 @@ def patch_dataset_evaluate(name, registries=None):
         patched = new_cls
     if patched is None:
         raise KeyError('patch_dataset_evaluate: no dataset named {!r} in {}; import the project that registers '
-                       'it before kradar_plugin.datasets.patch_echofusion (custom_imports order)'.format(
+                       'it before kradar_plugin.adapters.mmcv1.patch_echofusion (custom_imports order)'.format(
                            name, [getattr(r, 'name', r) for r in registries]))
     return patched

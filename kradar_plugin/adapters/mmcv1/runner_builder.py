@@ -16,12 +16,13 @@ least every N samples; default 256, or every 20 s).
 ``KRADAR_PREFLIGHT``/``KRADAR_PROBE_MODEL`` override them. The checkpoint sweep's keys
 (``eval_checkpoints``, ``eval_watch``, ``eval_watch_idle``, ``eval_watch_poll``, ``eval_final_epoch``,
 ``eval_key``, ``eval_stop_on_error``; ``KRADAR_EVAL_CHECKPOINTS`` ... override them, see
-``kradar_plugin.distributed.sweep_plan``) are removed too; a sweep makes the mode eval-only.
+``kradar_plugin.distributed.sweep.plan``) are removed too; a sweep makes the mode eval-only.
 """
 from mmcv.runner.builder import RUNNER_BUILDERS
 from mmcv.runner.default_constructor import DefaultRunnerConstructor
 
-from kradar_plugin.distributed import eval_mode, run_context, sweep_plan
+from kradar_plugin.distributed import eval_mode, run_context
+from kradar_plugin.distributed.sweep import plan as sweep_plan
 from .checkpoint_loading import install_checked_loading
 from kradar_plugin.distributed.checkpoint_report import resolve_min_loaded
 from .eval_only_hook import EvalOnlyHook

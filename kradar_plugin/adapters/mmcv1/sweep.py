@@ -1,6 +1,6 @@
 """The mmcv 1.x side of the checkpoint sweep: ``EvalOnlyHook`` calls :func:`run_sweep` in ``before_run``
 (after the runner, model, DDP wrapper, loaders and hooks are built, once) and the framework-free
-``kradar_plugin.distributed.sweep.CheckpointSweep`` takes each checkpoint through:
+``kradar_plugin.distributed.sweep.loop.CheckpointSweep`` takes each checkpoint through:
 
 - loading: ``runner.load_checkpoint`` -- the checked loading of ``checkpoint_loading`` (report on rank 0,
   ``min_loaded`` refusal on every rank, EMA entries kept for the evaluation);
@@ -12,7 +12,7 @@
 """
 from kradar_plugin.distributed import run_context
 from kradar_plugin.distributed.inference_record import evaluation_key
-from kradar_plugin.distributed.sweep import CheckpointSweep, error_text
+from kradar_plugin.distributed.sweep.loop import CheckpointSweep, error_text
 
 
 def _loader(runner, context):

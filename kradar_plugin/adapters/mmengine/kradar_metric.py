@@ -250,7 +250,7 @@ def evaluate_saved(results_path, protocol=None, trusted=False):
     """Re-run a ``KRadarMetric`` evaluation offline (no runner, no model): ``(result_str,
     metrics)`` from the results pickle that ``KRadarMetric.save_results`` wrote and its sidecar files;
     ``protocol`` overrides the saved one ('legacy', 'kradar', 'revised', 'fixed')."""
-    from kradar_plugin.evaluation import safe_load
+    from kradar_plugin.loading import safe_load
     from kradar_plugin.evaluation.evaluator import KRadarEvaluator
     results, frames, settings = safe_load.read([
         ('results', results_path, None), ('infos', sidecar(results_path, 'infos.pkl'), None),

@@ -6,7 +6,7 @@ unmodified OpenMMLab 2.0 ``tools/train.py`` (mmdet3d 1.x, mmdet 3.x) from the co
 (a hook cannot be given through ``--cfg-options``: ``custom_hooks=[dict(...)]`` does not parse; a string
 ``runner_type`` does). Config keys: ``eval_mode`` ('only' by default, 'first', 'off'), ``eval_samples``,
 ``base_runner_type`` (a project's own ``Runner`` subclass, which then gets the switch); a checkpoint
-sweep's ``eval_checkpoints``, ``eval_watch``, ... (``kradar_plugin.distributed.sweep_plan``), which make the
+sweep's ``eval_checkpoints``, ``eval_watch``, ... (``kradar_plugin.distributed.sweep.plan``), which make the
 mode eval-only, and ``min_loaded`` (the sweep's checkpoint refusal threshold).
 ``KRADAR_EVAL_ONLY``/``KRADAR_EVAL_FIRST``/``KRADAR_EVAL_SAMPLES`` override them; when one is set as
 ``kradar_plugin`` is imported (``custom_imports``), a config without ``runner_type`` obeys it too
@@ -20,7 +20,8 @@ import sys
 from mmengine.registry import RUNNERS
 from mmengine.runner import Runner
 
-from kradar_plugin.distributed import eval_mode, run_context, sweep_plan
+from kradar_plugin.distributed import eval_mode, run_context
+from kradar_plugin.distributed.sweep import plan as sweep_plan
 from .cpu_dist import cuda_available, dist_cfg_for_mmengine, init_cpu_process_group, wrap_model_cpu
 from .eval_only_hook import EvalOnlyHook
 

@@ -1,6 +1,6 @@
 """The mmengine side of the checkpoint sweep: ``EvalOnlyHook.before_train`` calls :func:`run_sweep` after the
 runner, model, DDP wrapper and loaders are built (once), and the framework-free
-``kradar_plugin.distributed.sweep.CheckpointSweep`` takes each checkpoint through:
+``kradar_plugin.distributed.sweep.loop.CheckpointSweep`` takes each checkpoint through:
 
 - loading: ``runner.load_checkpoint`` (mmengine's own loading), then the checkpoint report of
   ``kradar_plugin.distributed.checkpoint_report`` on what the checkpoint holds for the model (logged on rank 0)
@@ -14,7 +14,7 @@ from kradar_plugin.distributed import checkpoint_report as cr
 from kradar_plugin.distributed import run_context
 from kradar_plugin.distributed.failfast import rank_tag
 from kradar_plugin.distributed.inference_record import evaluation_key
-from kradar_plugin.distributed.sweep import CheckpointSweep
+from kradar_plugin.distributed.sweep.loop import CheckpointSweep
 
 
 def _loader(runner, min_loaded):

@@ -21,7 +21,8 @@ import sys
 def parse_args(argv=None):
     from mmengine.config import DictAction
 
-    from kradar_plugin.distributed import eval_mode, sweep_plan
+    from kradar_plugin.distributed import eval_mode
+    from kradar_plugin.distributed.sweep import plan as sweep_plan
     parser = argparse.ArgumentParser(description='Train (or only evaluate) a detector (OpenMMLab 2.0)')
     parser.add_argument('config', help='train config file path')
     parser.add_argument('--work-dir', help='the dir to save logs and models')
@@ -67,7 +68,8 @@ def apply_eval_switch(cfg, args):
         cfg.eval_mode = 'only' if runner_type == 'EvalOnlyRunner' else 'off'
     if args.eval_samples is not None:
         cfg.eval_samples = args.eval_samples
-    from kradar_plugin.distributed import eval_mode, sweep_plan
+    from kradar_plugin.distributed import eval_mode
+    from kradar_plugin.distributed.sweep import plan as sweep_plan
     cfg.update(eval_mode.inference_config(args))
     sweep = sweep_plan.config_from_args(args)
     if sweep:

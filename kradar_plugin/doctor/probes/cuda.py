@@ -5,7 +5,7 @@ import os
 import re
 import sys
 
-from ...compat.nvidia_driver import PROC_VERSION, driver_version
+from ...facts.nvidia_driver import PROC_VERSION, driver_version
 from .files import read_text
 from .packages import metadata_version, probe_conda_packages
 

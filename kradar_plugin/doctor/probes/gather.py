@@ -1,5 +1,5 @@
 """``gather``: every live fact, from the probes of this package, as one {fact: value} dict."""
-from ...compat.versions import normalize_name
+from ...facts.versions import normalize_name
 from .cuda import probe_cuda_toolkit, probe_driver, probe_gpu_count, probe_libnvvm
 from .framework import framework_probe, loaded_framework_facts
 from .imports import IMPORT_MODULES, import_probe

@@ -6,7 +6,7 @@ import os
 import platform
 import sys
 
-from ...compat.versions import normalize_name, parse_version
+from ...facts.versions import normalize_name, parse_version
 
 DISTRIBUTIONS = ('numba', 'numpy', 'torch', 'mmcv', 'mmcv-full', 'mmcv-lite', 'mmdet', 'mmdet3d', 'mmseg',
                  'mmengine', 'yapf', 'numba-cuda')

@@ -3,7 +3,7 @@
 Each rule returns the CheckResults of its check (named as the check); an empty list means the check passed
 (the check supplies the OK line) and a single SKIP result means it does not apply here, with the reason. The
 facts a rule may read are declared in ``doctor/fact_names.py``. Version facts and their boundaries live in
-kradar_plugin.compat.facts (shared with the rotated-IoU backend choice); the rules only apply them. One module per
+kradar_plugin.facts (shared with the rotated-IoU backend choice); the rules only apply them. One module per
 check family:
 
 - numba.py: numba-python, numba-numpy, numba-cuda, numba-driver, libnvvm, cuda-compile

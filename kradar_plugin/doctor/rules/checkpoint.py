@@ -1,6 +1,6 @@
 """Rule of ``box-convention``: a checkpoint trained under the other mmdet3d box convention."""
-from ...compat import facts as F
-from ...compat.versions import mmdet3d_box_convention
+from ... import facts as F
+from ...facts.versions import mmdet3d_box_convention
 from ..result import CheckResult, skip
 
 

@@ -12,7 +12,7 @@ def _pitfall_skip(name, facts):
     if facts.get('loader-probe-error'):
         if name == 'sampler':
             return [CheckResult(name, 'WARN', 'the loaders were not checked: %s' % facts['loader-probe-error'],
-                                'make data.train/data.val build (python -m kradar_plugin.doctor.loader_probe shows '
+                                'make data.train/data.val build (python -m kradar_plugin.doctor.probes.loader_probe shows '
                                 'the whole error), then re-run')]
         return skip(name, 'the loaders could not be built (see sampler)')
     if not facts.get('config'):

@@ -1,6 +1,6 @@
 """Rule of ``torch-gpu``: torch's CUDA build has kernels for this GPU; ``has_gpu``, which the GPU rules share."""
-from ...compat import facts as F
-from ...compat.versions import parse_version
+from ... import facts as F
+from ...facts.versions import parse_version
 from ..result import CheckResult, skip
 
 

@@ -1,7 +1,7 @@
 """Rules of launching a distributed job: the train script's --local-rank spelling (``local-rank``) and the
 process-group timeout against a rank-0 evaluation (``dist-timeout``)."""
-from ...compat import facts as F
-from ...compat.versions import parse_version
+from ... import facts as F
+from ...facts.versions import parse_version
 from ..result import CheckResult, skip
 
 

@@ -1,7 +1,7 @@
 """Rules of the mmcv build checks: which mmcv flavour is installed (mmcv-full, lite mmcv, mmcv-lite) and
 whether its compiled ops exist and fit the installed torch (mmcv-full, mmcv-wheel, mmcv-torch)."""
-from ...compat import facts as F
-from ...compat.versions import major_minor, parse_version
+from ... import facts as F
+from ...facts.versions import major_minor, parse_version
 from ..result import CheckResult, skip
 from .gpu import has_gpu
 

@@ -7,7 +7,7 @@ elastic agent, torch 1.9 ... 2.x) set ``NCCL_ASYNC_ERROR_HANDLING=1`` for their 
 and a plain ``python`` set nothing. torch >= 2.2 reads ``TORCH_NCCL_ASYNC_ERROR_HANDLING`` (the old name still
 works, with a deprecation warning); its documentation gives 3 as the default of recent releases.
 """
-from ...compat.versions import parse_version
+from ...facts.versions import parse_version
 from ..result import CheckResult, skip
 
 ASYNC = ('TORCH_NCCL_ASYNC_ERROR_HANDLING', 'NCCL_ASYNC_ERROR_HANDLING')

@@ -1,6 +1,6 @@
 """Rules of the numba checks: numba against Python, numpy, the CUDA toolkit, the driver and libNVVM, and the
-``--compile-test`` outcome. The version boundaries live in kradar_plugin.compat.facts.numba."""
-from ...compat import facts as F
+``--compile-test`` outcome. The version boundaries live in kradar_plugin.facts.numba."""
+from ... import facts as F
 from ..result import CheckResult, skip
 from .gpu import has_gpu
 

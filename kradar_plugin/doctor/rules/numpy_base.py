@@ -1,5 +1,5 @@
 """Rule of ``numpy-base``: the numpy that imports is not the one the package manager records."""
-from ...compat.versions import parse_version
+from ...facts.versions import parse_version
 from ..result import CheckResult, skip
 
 

@@ -1,7 +1,7 @@
 """Rules of the OpenMMLab version checks: the ranges mmdet/mmdet3d/mmseg assert, 1.x/2.x mixes, mmdet3d vs
 numpy's removed aliases, mmengine vs torch.load's default, yapf vs config formatting, and forks (onedl-mmcv &
 co.: judged as the package they replace, one distribution per package)."""
-from ...compat import facts as F
+from ... import facts as F
 from ..result import CheckResult, skip
 from .mmcv import is_2x, mmcv_version
 

@@ -1,6 +1,6 @@
 """Rules of the host's resources for DataLoader workers: /dev/shm size (``shm``) and tensor sharing
 (``sharing-strategy``: the strategy, the fd limit, leaked torch_shm_manager daemons)."""
-from ...compat import facts as F
+from ... import facts as F
 from ..result import CheckResult, skip
 
 

@@ -50,9 +50,9 @@ import sys
 
 import numpy as np
 
-from kradar_plugin.compat.versions import BOX_CONVENTION_LEGACY as LEGACY
-from kradar_plugin.compat.versions import BOX_CONVENTION_V1 as REFACTORED
-from kradar_plugin.compat.versions import BOX_CONVENTIONS, mmdet3d_box_convention
+from kradar_plugin.facts.versions import BOX_CONVENTION_LEGACY as LEGACY
+from kradar_plugin.facts.versions import BOX_CONVENTION_V1 as REFACTORED
+from kradar_plugin.facts.versions import BOX_CONVENTIONS, mmdet3d_box_convention
 
 # LEGACY = 'mmdet3d<1.0', REFACTORED = 'mmdet3d>=1.0': the accepted ``box_convention`` values (BOX_CONVENTIONS;
 # None means the installed mmdet3d's); mmdet3d_box_convention maps a version string to one of them.

@@ -84,7 +84,7 @@ def unwrap_result(res, where):
 
 def _short_keys(res):
     """The keys of a dict as a short text (keys of any type, no huge int converted)."""
-    from kradar_plugin.evaluation.safe_numpy import short_repr
+    from kradar_plugin.loading.safe_numpy import short_repr
     text = '[' + ', '.join(sorted(short_repr(k, 40) for k in res)) + ']'
     return text if len(text) <= 300 else text[:297] + '...'
 

@@ -24,7 +24,7 @@ PROBE = '''
         'registration_warnings': [str(w.message) for w in caught if issubclass(w.category, RegistrationWarning)],
         'failures': sorted(failures),
         'legacy_modules': sorted(m for m in sys.modules if m.startswith(('kradar_plugin.adapters.mmcv1', 'mmcv.runner',
-                                                                          'kradar_plugin.models'))),
+                                                                          'kradar_plugin.demo.tiny_radar'))),
         'hook': HOOKS.get('EvalOnlyHook').__module__,
         'runner': RUNNERS.get('EvalOnlyRunner').__module__,
         'metric': METRICS.get('KRadarMetric').__module__,

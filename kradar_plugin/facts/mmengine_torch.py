@@ -1,5 +1,5 @@
 """mmengine's ``torch.load`` without ``weights_only`` against torch >= 2.6's new default."""
-from ..versions import parse_version
+from .versions import parse_version
 from .result import CheckResult
 
 

@@ -1,5 +1,5 @@
 """mmdet3d against the numpy aliases (np.bool, np.int, np.long, ...) that numpy 1.24 removed."""
-from ..versions import parse_version
+from .versions import parse_version
 from .result import CheckResult
 
 

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from kradar_plugin.datasets import demo_data
+from kradar_plugin.demo import data as demo_data
 
 ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 

@@ -23,7 +23,7 @@ import os.path as osp
 
 import numpy as np
 
-from . import demo_data as dd
+from . import data as dd
 
 TREE_VERSION = 1
 #: (frame difference, x, y) of each demo sequence's calib_radar_lidar.txt

@@ -14,7 +14,7 @@ The workers' start method is the config's ``mp_start_method`` (default 'fork'), 
 set it gets 'spawn' from mmcv's ``init_dist`` (``start_method='spawn'`` here; the doctor passes it for a
 ``--train-script`` without ``setup_multi_processes``/``set_start_method``).
 
-    python -m kradar_plugin.doctor.loader_probe CONFIG --rank R --world-size W --port P [--probe-model]
+    python -m kradar_plugin.doctor.probes.loader_probe CONFIG --rank R --world-size W --port P [--probe-model]
 
 is one rank; ``run_loader_probe`` starts them and returns rank 0's findings.
 """
@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 
-from .result import CheckResult
+from ..result import CheckResult
 
 MARK = 'KRADAR_LOADER_PROBE '
 DEFAULT_WORLD = 2
@@ -58,7 +58,7 @@ def run_loader_probe(config, world_size=DEFAULT_WORLD, probe_model=False, python
     try:
         for rank in range(world_size):
             out = tempfile.TemporaryFile(mode='w+')
-            cmd = [python or sys.executable, '-m', 'kradar_plugin.doctor.loader_probe', osp.abspath(config),
+            cmd = [python or sys.executable, '-m', 'kradar_plugin.doctor.probes.loader_probe', osp.abspath(config),
                    '--rank', str(rank), '--world-size', str(world_size), '--port', str(port)]
             if probe_model:
                 cmd.append('--probe-model')
@@ -175,7 +175,7 @@ def build_model(cfg):
 def probe_rank(config, rank, world_size, port, probe_model=False, start_method=None):
     """One rank of the probe: returns the findings (rank 0) or None."""
     sys.path[:0] = [p for p in (os.getcwd(),) if p not in sys.path]
-    from . import pitfalls as P
+    from .. import pitfalls as P
     P.install_cuda_tracer()
     import datetime
 

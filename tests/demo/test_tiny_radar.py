@@ -11,8 +11,8 @@ from mmcv.parallel import MMDataParallel, MMDistributedDataParallel, collate, sc
 from mmcv.parallel import DataContainer as DC
 
 import kradar_plugin  # noqa: F401  (registers the detector)
-from kradar_plugin.datasets import demo_data
-from kradar_plugin.models.tiny_radar import _HALF_MAX_STD_PER_SIGMA, find_peaks, peak_moments
+from kradar_plugin.demo import data as demo_data
+from kradar_plugin.demo.tiny_radar import _HALF_MAX_STD_PER_SIGMA, find_peaks, peak_moments
 from tests.launching import free_port
 from mmdet.models import DETECTORS, build_detector
 

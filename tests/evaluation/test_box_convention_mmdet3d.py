@@ -13,7 +13,7 @@ from mmdet3d.core.bbox import Box3DMode, CameraInstance3DBoxes, LiDARInstance3DB
 
 from kradar_plugin.evaluation.inputs import box_convention as bc  # noqa: E402
 from kradar_plugin.evaluation.inputs.kradar_format import evaluate_results, result_to_dt_anno  # noqa: E402
-from tests.datasets import convention_cases as cases  # noqa: E402
+from tests.evaluation import convention_cases as cases  # noqa: E402
 
 INSTALLED = bc.mmdet3d_box_convention(mmdet3d.__version__)
 THRESHOLDS = ('0.3', '0.5', '0.7')

@@ -2,7 +2,7 @@
 and, when not OK, the fix.
 
 Every producer returns it: the rules (``doctor/rules``), the version facts they apply
-(``kradar_plugin.compat.facts``, also read by the rotated-IoU backend choice), the distributed pitfalls
+(``kradar_plugin.facts``, also read by the rotated-IoU backend choice), the distributed pitfalls
 (``doctor/pitfalls``) and the eval-only preflight. Where a result must leave the process as text (the loader
 probe's JSON line, ``--json``), ``to_dict``/``from_dict`` are the one way to serialize it; pickling (e.g.
 ``all_gather_object``) works on the object itself. Stdlib only: importing it costs nothing. It lives with the version facts, below the core that reads

@@ -14,9 +14,9 @@ from mmcv.parallel import MMDataParallel
 from torch.utils.data import Dataset
 
 import kradar_plugin  # noqa: F401
-from kradar_plugin.datasets import demo_data
+from kradar_plugin.demo import data as demo_data
 from kradar_plugin.evaluation.inputs import box_convention
-from kradar_plugin.datasets.kradar_dataset import REGISTERED_NAME, KRadarDataset, annos_to_lidar_boxes
+from kradar_plugin.adapters.mmcv1.kradar_dataset import REGISTERED_NAME, KRadarDataset, annos_to_lidar_boxes
 from kradar_plugin.adapters.mmcv1.kradar_eval_mixin import KRadarEvalMixin, patch_dataset_evaluate
 from mmdet.apis import single_gpu_test
 from mmdet.datasets import DATASETS, build_dataloader, build_dataset
@@ -290,7 +290,7 @@ def test_relabel_keywords_as_evaluation_settings(tmp_path):
     """``evaluation=dict(kradar_root=..., label_version='v2.0', labels_dir=...)`` reaches the evaluation: the
     dataset built on v1.0 infos (``kradar-create-data`` of K-Radar's own files), scoring perfect v1.0 detections
     against the v2.0 labels, gives what the dataset built on v2.0 infos gives; not v1.0's 100."""
-    from kradar_plugin.datasets import demo_tree
+    from kradar_plugin.demo import tree as demo_tree
     from kradar_plugin.files import create_data
     tree = demo_tree.generate_tree(str(tmp_path / 'tree'), frames=40, train_frames=8)
     datasets = {}

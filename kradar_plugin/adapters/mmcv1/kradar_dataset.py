@@ -24,7 +24,7 @@ from mmdet.datasets.pipelines import Compose
 from kradar_plugin.evaluation.protocols import ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE
 
 from . import pipelines  # noqa: F401  (registers LoadKRadarTensor, LoadKRadarAnnotations, KRadarFormatBundle)
-from ..evaluation.inputs.box_convention import LEGACY, info_annos_to_radar_boxes
+from ...evaluation.inputs.box_convention import LEGACY, info_annos_to_radar_boxes
 from kradar_plugin.adapters.mmcv1.kradar_eval_mixin import KRadarEvalMixin
 
 REGISTERED_NAME = 'KRadarPluginDataset'

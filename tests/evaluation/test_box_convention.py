@@ -11,7 +11,7 @@ import pytest
 
 from kradar_plugin.evaluation.inputs import box_convention as bc
 from kradar_plugin.evaluation.inputs.kradar_format import build_annos, evaluate_results, info_to_gt_anno, result_to_dt_anno
-from tests.datasets import convention_cases as cases
+from tests.evaluation import convention_cases as cases
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 THRESHOLDS = ('0.3', '0.5', '0.7')

@@ -3,7 +3,7 @@
 The live doctor reads the ranges from the installed packages' ``__init__.py``; the table here serves
 ``--assume`` (planned environments). Sources are named next to each table.
 """
-from ..versions import parse_version
+from .versions import parse_version
 from .result import CheckResult
 
 

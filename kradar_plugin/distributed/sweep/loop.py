@@ -22,11 +22,11 @@ import os.path as osp
 import time
 import traceback
 
-from . import sweep_plan
-from .eval_support import dist_info
-from .sweep_plot import PLOT_FILE, plot_sweep
-from .sweep_record import SWEEP_FILE, SweepRecord
-from .sweep_summary import best_line, failure_lines, headline_keys, summarize, table
+from . import plan as sweep_plan
+from ..eval_support import dist_info
+from .plot import PLOT_FILE, plot_sweep
+from .record import SWEEP_FILE, SweepRecord
+from .summary import best_line, failure_lines, headline_keys, summarize, table
 
 
 def broadcast(obj):
@@ -53,7 +53,7 @@ def gather(obj):
 
 def error_text(exc):
     """``Type: message`` and the notes the guards attached (what to do with the saved predictions)."""
-    from .failfast import notes_text
+    from ..failfast import notes_text
     text = '{}: {}'.format(type(exc).__name__, exc)
     notes = notes_text(exc)
     return text + ('\n' + notes if notes else '')
@@ -243,5 +243,5 @@ def _planned(specs):
 
 
 def _rank_tag():
-    from .failfast import rank_tag
+    from ..failfast import rank_tag
     return rank_tag()

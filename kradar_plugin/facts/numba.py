@@ -7,7 +7,7 @@ rotated-IoU backend choice asks before it uses a numba backend.
 """
 import collections
 
-from ..versions import major_minor, parse_version
+from .versions import major_minor, parse_version
 from .cuda import CUDA_MIN_DRIVER, driver_max_cuda
 from .result import CheckResult
 

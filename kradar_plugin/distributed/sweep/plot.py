@@ -1,7 +1,7 @@
 """The checkpoint sweep's plot: headline AP against epoch, one panel per class (BEV and 3D lines), the best
 checkpoint marked; ``work_dir/sweep_ap.png``. matplotlib (Agg backend) is imported only when plotting; a
 missing matplotlib skips the plot with a reason instead of failing the sweep."""
-from .sweep_summary import classes_of
+from .summary import classes_of
 
 PLOT_FILE = 'sweep_ap.png'
 

@@ -1,5 +1,5 @@
 """Which torch OpenMMLab publishes prebuilt mmcv 2.x wheels for (else pip compiles mmcv)."""
-from ..versions import major_minor, parse_version
+from .versions import major_minor, parse_version
 from .result import CheckResult
 
 

@@ -1,5 +1,7 @@
 """failfast pieces: rank tags, peer-failure recognition, and an error file the real launcher can read."""
-from torch.distributed.elastic.multiprocessing.errors import ProcessFailure
+import pytest
+
+ProcessFailure = pytest.importorskip('torch.distributed.elastic.multiprocessing.errors').ProcessFailure
 
 from kradar_plugin.distributed.failfast import is_peer_failure, record_to_error_file, tagged
 

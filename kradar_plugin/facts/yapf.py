@@ -1,5 +1,5 @@
 """yapf >= 0.40.2 against the mmcv/mmengine that format configs with ``FormatCode(verify=...)``."""
-from ..versions import parse_version
+from .versions import parse_version
 from .result import CheckResult
 
 

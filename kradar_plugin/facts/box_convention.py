@@ -1,10 +1,10 @@
 """The mmdet3d box convention a checkpoint was trained under against the installed mmdet3d's."""
-from ..versions import BOX_CONVENTION_CHANGED_IN, mmdet3d_box_convention
+from .versions import BOX_CONVENTION_CHANGED_IN, mmdet3d_box_convention
 from .result import CheckResult
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Box conventions (kradar_plugin.compat.versions.mmdet3d_box_convention): mmdet3d 1.0.0rc0 changed LiDAR box
+# Box conventions (kradar_plugin.facts.versions.mmdet3d_box_convention): mmdet3d 1.0.0rc0 changed LiDAR box
 # sizes (w, l, h) -> (l, w, h) and the yaw mapping to camera (-yaw - pi/2). mmdet3d's tools/train.py writes
 # ``mmdet3d_version`` into checkpoint_config.meta (v0.17.3, v1.0.0rc6), so checkpoint['meta'] carries it; an
 # mmengine runner (mmdet3d >= 1.1.0rc0, whose tools/train.py builds mmengine's Runner) writes

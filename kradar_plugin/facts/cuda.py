@@ -2,7 +2,7 @@
 
 Sources: NVIDIA's CUDA release notes (driver table); ``torch.cuda.get_arch_list()`` of the official wheels.
 """
-from ..versions import parse_version
+from .versions import parse_version
 
 
 # Oldest Linux driver for each CUDA toolkit (NVIDIA CUDA release notes, "CUDA Toolkit and Corresponding

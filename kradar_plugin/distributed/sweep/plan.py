@@ -22,8 +22,8 @@ import os
 import os.path as osp
 import re
 
-from .. import settings
-from .eval_mode import check_flag
+from ... import settings
+from ..eval_mode import check_flag
 
 # the runner config keys of a sweep (removed from the runner config before the runner is built)
 CONFIG_KEYS = ('eval_checkpoints', 'eval_watch', 'eval_watch_idle', 'eval_watch_poll', 'eval_final_epoch',

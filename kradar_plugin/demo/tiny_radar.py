@@ -1,6 +1,6 @@
 """TinyRadarPeakDetector: a deterministic BEV peak detector with a few learnable box parameters.
 
-Made for the demo data (``kradar_plugin.datasets.demo_data``): the radar tensor ``(C, X, Y)`` holds a power
+Made for the demo data (``kradar_plugin.demo.data``): the radar tensor ``(C, X, Y)`` holds a power
 map (channel 0) where every object is a Gaussian peak elongated along its heading, and an elevation map
 (channel 1). The detector
 
