@@ -142,7 +142,7 @@ def test_demo_data_imports_with_numpy_alone():
     code = ('import sys; sys.modules["torch"] = None; sys.modules["mmcv"] = None; '
             'import importlib.util as u; s = u.spec_from_file_location("d", {!r}); m = u.module_from_spec(s); '
             's.loader.exec_module(m); print(m.grid_shape())').format(
-                osp.join(ROOT, 'kradar_plugin', 'datasets', 'demo_data.py'))
+                osp.join(ROOT, 'kradar_plugin', 'demo', 'data.py'))
     out = subprocess.run([sys.executable, '-c', code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert out.returncode == 0, out.stderr.decode()
     assert out.stdout.decode().strip() == '(160, 64)'

@@ -155,7 +155,7 @@ def test_the_sweep_modules_import_without_torch_mmcv_or_matplotlib():
                 if name.split('.')[0] in ('torch', 'mmcv', 'mmdet', 'mmdet3d', 'mmengine', 'matplotlib'):
                     raise ImportError('blocked: ' + name)
         sys.meta_path.insert(0, Block())
-        from kradar_plugin.distributed import sweep, sweep_plan, sweep_plot, sweep_record, sweep_summary
+        from kradar_plugin.distributed.sweep import loop, plan, plot, record, summary
         print('ok')
     ''')
     proc = subprocess.run([sys.executable, '-c', code], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -25,7 +25,7 @@ def mmdet3d_train_script():
 
 
 def demo_data(out_dir, frames=16, train_frames=8):
-    path = osp.join(ROOT, 'kradar_plugin', 'datasets', 'demo_data.py')
+    path = osp.join(ROOT, 'kradar_plugin', 'demo', 'data.py')
     spec = importlib.util.spec_from_file_location('kradar_demo_data_mm2', path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
