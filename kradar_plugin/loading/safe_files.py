@@ -13,7 +13,7 @@ import zipfile
 
 import numpy as np
 
-from . import safe_pickle
+from . import safe_numpy, safe_pickle
 
 MAX_MEMBERS = 1000
 MAX_HEADER = 10000
@@ -46,7 +46,7 @@ def npy_header(f, name):
         raise ValueError('member {!r}: the header {!r} is not a plain array\'s (bool, integer, float, complex or '
                          'fixed-width string dtype, no objects, no structured dtypes)'.format(name, text[:200]))
     dtype = np.dtype(match.group(1))
-    if dtype.itemsize == 0 or dtype.itemsize > safe_pickle.MAX_ITEMSIZE:
+    if dtype.itemsize == 0 or dtype.itemsize > safe_numpy.MAX_ITEMSIZE:
         raise ValueError('member {!r}: dtype {}'.format(name, dtype))
     shape = tuple(int(d) for d in match.group(3).replace(' ', '').split(',') if d)
     return dtype, shape, match.group(2) == 'True'

@@ -27,9 +27,9 @@ import pickle
 
 import numpy as np
 
-from .safe_numpy import (MAX_INT_BITS, MAX_ITEMSIZE, RefusedPickleError, _Array, _Dtype, _described,  # noqa: F401
-                         _frombufferer, _indexer, _ndarray_type, _NUMPY_SCALAR, _plain_value, _rebuild,
-                         _reconstructor, _refuse, _scalar, short_repr)
+from .safe_numpy import (MAX_INT_BITS, RefusedPickleError, _Array, _Dtype, _described, _frombufferer, _indexer,
+                         _ndarray_type, _NUMPY_SCALAR, _plain_value, _rebuild, _reconstructor, _refuse, _scalar,
+                         short_repr)
 
 #: builtins a K-Radar pickle may name (Python 2 and protocol <= 2 pickles spell the module ``__builtin__``)
 _BUILTINS = ('list', 'dict', 'tuple', 'set', 'frozenset', 'str', 'bytes', 'bytearray', 'int', 'float', 'complex',

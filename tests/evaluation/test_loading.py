@@ -68,9 +68,8 @@ def test_small_trusted_files_are_read_in_process_untrusted_ones_in_children(tmp_
     gt, dt = loading.read_checked(files[1], files[3], set(), meanwhile=lambda: called.append(1), trusted=True)
     assert called == [] and gt.n_frames == dt.n_frames == 1
     assert os.path.getsize(files[1]) + os.path.getsize(files[3]) < safe_load.MIN_PARALLEL_BYTES
-    from kradar_plugin.loading import safe_children
     started = []
-    start = safe_children._start
+    start = safe_load._start
 
     def recording_start(context, job, *args):
         worker = start(context, job, *args)
@@ -79,7 +78,7 @@ def test_small_trusted_files_are_read_in_process_untrusted_ones_in_children(tmp_
 
     # which children read: recorded as they start (a tiny file's child may already have ended by the time
     # ``meanwhile`` runs, so listing the live children raced)
-    monkeypatch.setattr(safe_children, '_start', recording_start)
+    monkeypatch.setattr(safe_load, '_start', recording_start)
     gt, dt = loading.read_checked(files[1], files[3], set(), meanwhile=lambda: called.append('meanwhile'))
     assert sorted(started) == ['kradar-eval-read--dt-annos', 'kradar-eval-read--gt-annos'] and gt.n_frames == 1
     assert called == ['meanwhile'] and multiprocessing.active_children() == []
