@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from tests import launching
 from .launch_utils import ROOT, dist_train, run
 
 DEMO_CONFIG = osp.join(ROOT, 'configs', 'kradar', 'demo_eval_only.py')
@@ -40,6 +41,7 @@ def kradar_eval(infos, results):
                osp.dirname(results))
 
 
+@launching.on_torchrun_stacks('test_echofusion_launcher.py::test_runner_constructor_and_eval_samples')
 def test_demo_eval_samples_keeps_ground_truth_consistent(tmp_path, demo_root):
     n = 10
     job = demo(tmp_path / 'sub', 2, demo_root, '--eval-samples', str(n))

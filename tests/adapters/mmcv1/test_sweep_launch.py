@@ -13,6 +13,7 @@ import sys
 import pytest
 import torch
 
+from tests import launching
 from .launch_utils import TOY, dist_train, run
 from .sweep_checkpoints import TRAIN, ckpt_dir, mae_of
 
@@ -64,6 +65,7 @@ def test_two_process_sweep_every_checkpoint_once_failures_recorded(trained, tmp_
     assert 'checkpoint  epoch  status' in job.output and osp.getsize(osp.join(job.work_dir, 'sweep_ap.png')) > 1000
 
 
+@launching.on_torchrun_stacks('test_echofusion_sweep.py::test_environment_sweep_with_echofusions_train_script')
 def test_setting_and_key_with_an_unmodified_command_line(trained, tmp_path):
     ckpts = ckpt_dir(trained, tmp_path)
     # the config's load_from (a pretrained backbone, say) is not loaded: each checkpoint of the sweep is
