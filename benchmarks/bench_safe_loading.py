@@ -7,7 +7,7 @@ and gathered into the evaluator's columns (``gather_result_frames``), best of ``
 * before, in process: the name-allowlist unpickler that numpy's own reconstruction runs under (what
   ``kradar-eval`` did before the rebuild), then the same gathering;
 * before, worker: the same in a forked worker, the columns back through a pipe: what ``kradar-eval`` did
-  before with a file this size (``loading.read_pair`` read files of 4 MiB and more in workers);
+  before with a file this size (its trusted reader used workers for files of 4 MiB and more);
 * after: ``safe_load.read`` (safe_pickle's rebuild from checked parts, the expanded-size check, the child
   process with its limits, the columns back through a pipe);
 * after, in process: ``safe_load.load_file`` and the gathering, without the child (where no fork exists).

@@ -2,116 +2,18 @@
 
 The console script enters through ``kradar_cli`` (outside the package), which turns off the framework
 registration that ``import kradar_plugin`` does for configs: no torch, mmcv or mmdet is imported here,
-and numba only when an evaluation runs.
+and numba only when an evaluation runs. The options are :mod:`cli_args`'s. The input files are read under
+:mod:`kradar_plugin.loading`'s policy, each in a child process that turns it into a few flat arrays (checked
+annotations, or gathered infos / results) while this process warms numba up; errors read the same either
+way: a ValueError naming the file, and the frame, field and value.
 """
-import argparse
 import sys
 
-from ..version import __version__
+from ..loading import safe_load
+from .cli_args import build_parser, load_limits
 from .evaluator import SideSet
-from .presets import PRESET_NAMES
 from .protocols import BENCHMARKS, PROTOCOL_NAMES
-
-
-def _parser():
-    p = argparse.ArgumentParser(
-        prog='kradar-eval',
-        description='K-Radar evaluation with the legacy (EchoFusion), kradar (K-Radar eval.py), 4drmr (4DR-MR '
-                    'eval.py), revised (K-Radar eval_revised.py) or fixed protocol, or a paper\'s whole setting '
-                    '(--preset; --list-presets), on evaluator-layout annotation pickles, on an info pickle plus '
-                    'saved model results (optionally rescored against another K-Radar label version: '
-                    '--kradar-root), or on K-Radar\'s own prediction folders (--kitti-dir). One protocol prints '
-                    'its own table (EchoFusion\'s text for legacy); --protocol all prints one compact table with '
-                    'all side by side; --conditions/--table/--bootstrap/--compare-* give K-Radar\'s per-condition '
-                    'paper tables; several --score-threshold values give one table each. Every output ends with '
-                    'a "K-Radar scoring:" line that states how it was scored.')
-    p.add_argument('--version', action='version', version='%(prog)s ' + __version__)
-    p.add_argument('--gt-annos', help='pickle: list of per-frame GT dicts (EchoFusion format_anno layout)')
-    p.add_argument('--dt-annos', help='pickle: list of per-frame detection dicts (same layout + score)')
-    p.add_argument('--infos', help='EchoFusion info pickle (e.g. kradar_infos_val.pkl)')
-    p.add_argument('--results', help='pickle of per-frame model results (as saved by KRadarDataset.evaluate)')
-    p.add_argument('--kitti-dir', help="K-Radar's own prediction folder: a <conf> folder of its pipeline's "
-                                       "test_kitti/<epoch>/ output (val.txt + pred/gt/desc, or all/ + "
-                                       "preds/gts/desc); conditions from desc/")
-    p.add_argument('--classes', nargs='+', default=None,
-                   help="classes to evaluate (default: Sedan; the benchmark's with --benchmark)")
-    p.add_argument('--protocol', default=None, choices=list(PROTOCOL_NAMES) + ['all'],
-                   help="legacy (EchoFusion's kradar_eval; the default, kradar with --kitti-dir), kradar (K-Radar "
-                        "eval.py: 11 points, z_center 1.0), 4drmr (4DR-MR eval.py: 11 points, z_center 0.5), "
-                        "revised (K-Radar "
-                        "eval_revised.py: 41 points, z_center 0.5), fixed (corrected), or all of them")
-    p.add_argument('--preset', choices=list(PRESET_NAMES),
-                   help='a published setting: protocol, region, classes, label version and confidence thresholds '
-                        'as the paper\'s config has them (options given beside it override it, and the output '
-                        'says so); see --list-presets')
-    p.add_argument('--list-presets', action='store_true', help='print what each preset fixes and its source')
-    p.add_argument('--eval-types', nargs='+', default=['bbox', 'bev', '3d'], choices=['bbox', 'bev', '3d'])
-    p.add_argument('--iou-mode', default='all', choices=['all', 'easy', 'mod', 'hard'],
-                   help="IoU thresholds as EchoFusion's iou_mode: all (0.3 0.5 0.7), easy (0.3), mod (0.5), "
-                        "hard (0.7)")
-    p.add_argument('--distance-edges', nargs='+', type=float, default=None,
-                   help='distance bin edges in metres for distance-binned protocols (default 0 30 50 72)')
-    p.add_argument('--dt-z-is-bottom', action='store_true',
-                   help='--results mode: the boxes\' z is the true bottom (add dz/2); EchoFusion models '
-                        'output the label centre there')
-    p.add_argument('--box-convention', choices=['mmdet3d<1.0', 'mmdet3d>=1.0'], default=None,
-                   help="--results mode: the mmdet3d box convention the model was trained under "
-                        "(default: the installed mmdet3d's; 'mmdet3d<1.0' without mmdet3d)")
-    p.add_argument('--full', action='store_true',
-                   help="print each protocol's own table and the compact table")
-    p.add_argument('--json', help='write {"protocol": ..., "metrics": {...}} (AP in percent) to this file')
-    p.add_argument('--excluded-samples', metavar='FILE',
-                   help='--infos mode: a JSON list of dataset indices (or the runner\'s <results>.excluded.json '
-                        'of samples skipped by --skip-bad-samples) left out of --infos: --results holds the '
-                        'rest; the fingerprint and --json say "N samples excluded"')
-    p.add_argument('--plot-dir', help='save a precision-recall PNG per class, metric and IoU, and an overview '
-                                      'PNG per class and protocol, here')
-    p.add_argument('--no-progress', action='store_true',
-                   help='no progress bar (shown on stderr for sets over 5,000 frames)')
-    g = p.add_argument_group('K-Radar paper tables')
-    g.add_argument('--benchmark', choices=sorted(BENCHMARKS),
-                   help="K-Radar's benchmark: v1 (ROI x 0-72, y +-6.4, z -2-6 m; Sedan) or v2 (x 0-72, y +-16, "
-                        "z -2-7.6 m; Sedan and Bus or Truck); sets the region and, unless --classes is given, "
-                        "the classes")
-    g.add_argument('--conditions', help="per-frame conditions: a JSON list of {road_type, capture_time, climate"
-                                        "[, sequence]} in the frames' order, or an info pickle (with --infos "
-                                        "they come from the infos)")
-    g.add_argument('--score-threshold', type=float, nargs='+', metavar='T',
-                   help='keep detections with score > T (K-Radar: 0.3, 0.5, 0.7; 0.0 keeps every positive score); '
-                        'several values: one table per threshold, JSON keyed by threshold, matching done once')
-    g.add_argument('--table', choices=['markdown', 'latex', 'csv', 'kradar'],
-                   help="print K-Radar's paper table (Total and the seven weathers, then --group columns; AP3D "
-                        "and APBEV; #GT); kradar: K-Radar's own printed format (complete_results.txt), alone "
-                        "on stdout, for scripts built around it")
-    g.add_argument('--group', action='append', metavar='NAME=SEQS',
-                   help='a group of sequences as an extra column, e.g. clean=1-20,22 (repeatable): GT counts, '
-                        'bootstrap intervals over its sequences and the comparison as the weathers have')
-    g.add_argument('--groups', metavar='FILE', help='groups from a JSON or YAML file: name -> "1-20,22", a list of '
-                                                    'numbers and ranges, or a split list file')
-    g.add_argument('--groups-only', action='store_true', help='the groups instead of the weather columns')
-    g.add_argument('--kradar-results', nargs='+', metavar='FILE',
-                   help="K-Radar's printed results (complete_results.txt; several: epochs x thresholds, labelled "
-                        "by path) as these tables and --json; --infos gives GT counts (N/A for a class without GT)")
-    g.add_argument('--bootstrap', type=int, default=0, metavar='N',
-                   help='N bootstrap replicates resampling whole sequences: adds ci95 per group')
-    g.add_argument('--seed', type=int, default=0, help='bootstrap seed (same seed, same intervals)')
-    g.add_argument('--compare-dt-annos', help='a second model (B) on the same frames: adds delta = B - A')
-    g.add_argument('--compare-results', help='--infos mode: a second model\'s results (B): adds delta = B - A')
-    k = p.add_argument_group("K-Radar's own labels (--infos/--results: score a run against another label version)")
-    k.add_argument('--kradar-root', nargs='+', metavar='ROOT',
-                   help='dataset root(s) holding the sequence folders: GT and conditions are read from K-Radar\'s '
-                        'label files of --label-version for the frames of --infos (joined by annos[\'label_file\'])')
-    k.add_argument('--label-version', help='v1.0 (info_label), v1.1, v2.0 or v2.1 (the revised labels; the v2.0 '
-                                           'benchmark is defined on v2.0)')
-    k.add_argument('--labels-dir', help="the revised labels: K-Radar's tools/revise_label/kradar_revised_label_"
-                                        "v*_*.zip unzipped (its folder or inner folder)")
-    k.add_argument('--only-r', action='store_true', help="K-Radar's onlyR: radar-visible GT (avail R) only")
-    from .load_options import add_arguments
-    add_arguments(p)
-    p.add_argument('--trust-pickle', action='store_true',
-                   help='read pickles with the plain unpickler (by default only numpy arrays/scalars, builtin '
-                        'containers, strings and numbers are admitted: loading a pickle can run code)')
-    return p
+from .validation import check_side
 
 
 def _grouped_mode(args):
@@ -122,7 +24,6 @@ def _grouped_mode(args):
 def _evaluations(args):
     """(Evaluations, grouped results {protocol: groups} or None) as the arguments ask."""
     from .kradar_eval import fields_read, warm_up
-    from .loading import read_checked
     from ..progress import make_bar
     from .subset import in_region
     overrides = {}
@@ -163,14 +64,14 @@ def _evaluations(args):
         return _evaluate_results(args, names, overrides, make_bar)
     _warn_label_version(args, [None])
     fields = fields_read(names, args.iou_mode, args.eval_types, **overrides)
-    from .load_options import limits
+    limits = load_limits(args)
     gt, dt = read_checked(args.gt_annos, args.dt_annos, fields, meanwhile=lambda: warm_up(
-        names, args.iou_mode, args.eval_types, **overrides), trusted=args.trust_pickle, limits=limits(args),
+        names, args.iou_mode, args.eval_types, **overrides), trusted=args.trust_pickle, limits=limits,
         export=args.export)
     other = None
     if args.compare_dt_annos:
         other = read_checked(args.gt_annos, args.compare_dt_annos, fields, trusted=args.trust_pickle,
-                             limits=limits(args), export=args.export, what=('--gt-annos', '--compare-dt-annos'))[1]
+                             limits=limits, export=args.export, what=('--gt-annos', '--compare-dt-annos'))[1]
     if args.benchmark or args.preset:
         region = overrides['pcd_limit_range']
         gt, dt = in_region(gt, region, args.azimuth_range), in_region(dt, region)
@@ -178,7 +79,7 @@ def _evaluations(args):
     conditions = None
     if args.conditions:
         from . import conditions as cond
-        conditions = cond.load(args.conditions, len(gt), trusted=args.trust_pickle, limits=limits(args))
+        conditions = cond.load(args.conditions, len(gt), trusted=args.trust_pickle, limits=limits)
     return _evaluate_sides(args, names, overrides, [SideSet(gt, dt, other, conditions)], make_bar,
                            frame_rule=True)
 
@@ -269,7 +170,6 @@ def _evaluate_results(args, names, overrides, make_bar):
     while numba warms up), then evaluated by the evaluator (``KRadarEvaluator.evaluate_gathered``)."""
     from kradar_plugin.evaluation.inputs.kradar_columns import gather_infos, gather_result_frames, info_list
     from .kradar_eval import warm_up
-    from .loading import read_pair
     from . import conditions as cond
     classes = tuple(args.classes)
     evaluator = _evaluator(args, names, overrides)
@@ -289,36 +189,77 @@ def _evaluate_results(args, names, overrides, make_bar):
         return (gather_infos(infos), rows), label_versions(infos)
 
     from .inputs.npz_layout import result_frames
-    from .load_options import exporting, limits
+    limits = load_limits(args)
 
     def results_of(option, path):
-        return exporting(lambda results: result_frames(results, classes, gather_result_frames), args.export,
-                         option, path, 'results')
+        return _exporting(lambda results: result_frames(results, classes, gather_result_frames), args.export,
+                          option, path, 'results')
 
-    ((gt, rows), versions), dt = read_pair((('--infos', args.infos, gather),
-                                            ('--results', args.results, results_of('--results', args.results))),
-                                           meanwhile=lambda: warm_up(protos, args.iou_mode, args.eval_types),
-                                           trusted=args.trust_pickle, limits=limits(args))
+    ((gt, rows), versions), dt = safe_load.read((('--infos', args.infos, gather),
+                                                 ('--results', args.results, results_of('--results', args.results))),
+                                                meanwhile=lambda: warm_up(protos, args.iou_mode, args.eval_types),
+                                                trusted=args.trust_pickle, limits=limits)
     _warn_label_version(args, versions)
     evaluator.label_versions = versions
     if args.conditions:
-        rows = cond.load(args.conditions, gt.n_frames, trusted=args.trust_pickle, limits=limits(args))
+        rows = cond.load(args.conditions, gt.n_frames, trusted=args.trust_pickle, limits=limits)
     if gt.n_frames != dt.n_frames:
         raise ValueError('--infos {!r} / --results {!r}: {} results for {} infos: results must align with the info '
                          'list frame by frame'.format(args.infos, args.results, dt.n_frames, gt.n_frames))
     other = None
     if args.compare_results:
-        other = read_pair((('--compare-results', args.compare_results,
-                            results_of('--compare-results', args.compare_results)),), trusted=args.trust_pickle,
-                          limits=limits(args))[0]
+        other = safe_load.read((('--compare-results', args.compare_results,
+                                 results_of('--compare-results', args.compare_results)),), trusted=args.trust_pickle,
+                               limits=limits)[0]
         if other.n_frames != gt.n_frames:
             raise ValueError('--compare-results {!r}: {} results for {} infos'.format(
                 args.compare_results, other.n_frames, gt.n_frames))
     return evaluator.evaluate_gathered(gt, dt, rows, other, progress=lambda n: make_bar(n, not args.no_progress))
 
 
+def read_checked(gt_path, dt_path, fields, meanwhile=None, trusted=False, limits=None, export=None,
+                 what=('--gt-annos', '--dt-annos')):
+    """(gt, dt) :class:`validation.CheckedSide` of two annotation files (pickles or exported .npz), checked
+    for the optional ``fields`` the evaluation reads (``kradar_eval.fields_read``). ``meanwhile()`` runs in
+    this process while children read; it is not called when the files are read in process. ``what``: the
+    options that name the files; ``export``: a directory to write each side to as .npz (all fields)."""
+    from .inputs.npz_layout import annos_side
+    jobs = []
+    for option, path, side in ((what[0], gt_path, 'gt_annos'), (what[1], dt_path, 'dt_annos')):
+        def convert(annos, side=side):
+            return annos_side(annos, side, None if export else fields, check_side)
+        jobs.append((option, path, _exporting(convert, export, option, path, 'annos')))
+    gt, dt = safe_load.read(jobs, meanwhile, trusted, limits)
+    if gt.n_frames != dt.n_frames:
+        raise ValueError('{} {!r} / {} {!r}: gt_annos has {} frames but dt_annos has {}: the lists must be aligned '
+                         'frame by frame (different counts usually mean duplicated or truncated distributed '
+                         'results)'.format(what[0], gt_path, what[1], dt_path, gt.n_frames, dt.n_frames))
+    return gt, dt
+
+
+def _exporting(convert, directory, what, path, kind):
+    """``convert`` that also writes its result (a ``CheckedSide`` of annotations or ``Gathered`` results) to
+    ``directory`` as an .npz (``inputs.npz_layout``); ``convert`` itself when ``directory`` is None."""
+    if not directory:
+        return convert
+
+    def convert_and_write(content):
+        from .inputs import npz_layout
+        out = convert(content)
+        if kind == 'results':
+            columns = {'boxes_3d': out.arrays['boxes'], 'scores_3d': out.arrays['scores'],
+                       'labels_3d': out.arrays['labels']}
+        else:
+            columns = dict((k, v) for k, v in out.data.items() if k != 'code')
+        written = npz_layout.write(directory, path, kind, columns, out.offsets)
+        sys.stdout.write('kradar-eval: {} {!r} exported to {}\n'.format(what, path, written))
+        sys.stdout.flush()
+        return out
+    return convert_and_write
+
+
 def main(argv=None):
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     from . import report
     from .cli_output import OneLineWarnings, print_tables, write_json
     if args.list_presets:

@@ -18,8 +18,7 @@ def print_tables(args, evaluations, grouped):
         evs = evaluator.evaluations_at[n_t] if several else evaluations
         groups_t = evaluator.groups_at[n_t] if several and evaluator.groups_at else grouped
         if args.table == 'kradar':   # stdout holds K-Radar's complete_results.txt text alone
-            from .cli_printed import write_kradar
-            write_kradar(evaluator, groups_t, threshold)
+            _write_kradar(evaluator, groups_t, threshold)
             continue
         at = '' if not several else ', {}'.format(report.threshold_text(threshold).replace(
             'score >', 'detections with score >'))
@@ -43,6 +42,16 @@ def print_tables(args, evaluations, grouped):
                 sys.stdout.write(render(groups, args.classes, ev.ious, args.table, caption=caption))
                 if args.compare_dt_annos or args.compare_results:
                     sys.stdout.write(render(groups, args.classes, ev.ious, args.table, delta=True, caption=caption))
+
+
+def _write_kradar(evaluator, groups_t, threshold):
+    """``--table kradar``: the first protocol's groups at one threshold in K-Radar's format on stdout, its
+    scoring on stderr (K-Radar's format has no place for it)."""
+    from .printed_results import kradar_text
+    proto = evaluator.protocols[0]
+    groups = groups_t[proto.name]
+    sys.stdout.write(kradar_text(groups, evaluator.classes, proto.iou_thresholds, threshold))
+    sys.stderr.write('kradar-eval: note: --table kradar: {}\n'.format(evaluator.fingerprint(proto, threshold)))
 
 
 def _json_payload(args, evaluations, grouped, threshold):
@@ -126,7 +135,7 @@ class OneLineWarnings(object):
         warnings.showwarning = self.original
 
     def show(self, message, category, filename, lineno, file=None, line=None):
-        from ._jit import NumbaFallbackWarning
+        from ..ops.numba_gate import NumbaFallbackWarning
         if issubclass(category, NumbaFallbackWarning):
             self.numba.append(str(message))
         elif getattr(category, '__module__', '').startswith('kradar_plugin'):

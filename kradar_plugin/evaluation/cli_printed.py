@@ -1,6 +1,7 @@
 """``kradar-eval --kradar-results FILE [FILE ...]``: K-Radar's printed results (``complete_results.txt``, one
 or many: epochs x thresholds, labelled by their paths) as our paper tables (Markdown, LaTeX, CSV) and JSON;
-and ``--table kradar``: our results printed in K-Radar's format. The CLI's part of ``printed_results``.
+the CLI's part of ``printed_results`` (``--table kradar``, our results in K-Radar's format, is
+:mod:`cli_output`'s).
 
 With ``--infos`` (and optionally ``--kradar-root`` for other labels, ``--preset``/``--benchmark`` for the
 region, ``--group``/``--groups`` for extra condition names) the GT counts per condition come from an
@@ -99,12 +100,3 @@ def run(args):
 
 def _float(text):
     return None if text == 'None' else float(text)
-
-
-def write_kradar(evaluator, groups_t, threshold):
-    """``--table kradar``: the first protocol's groups at one threshold in K-Radar's format on stdout, its
-    scoring on stderr (K-Radar's format has no place for it)."""
-    proto = evaluator.protocols[0]
-    groups = groups_t[proto.name]
-    sys.stdout.write(printed.kradar_text(groups, evaluator.classes, proto.iou_thresholds, threshold))
-    sys.stderr.write('kradar-eval: note: --table kradar: {}\n'.format(evaluator.fingerprint(proto, threshold)))

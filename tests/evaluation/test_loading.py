@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from kradar_plugin import settings
-from kradar_plugin.evaluation import loading
-from kradar_plugin.loading import safe_load
+from kradar_plugin.evaluation.cli import read_checked
 from kradar_plugin.evaluation.kradar_eval import evaluate_protocols, fields_read
 from kradar_plugin.evaluation.validation import CheckedSide, check_side
+from kradar_plugin.loading import safe_load
 
 from ._data import noisy_dets, random_gt
 from .test_validation_cli import GT, _bad, _pickles, _run_cli
@@ -42,8 +42,8 @@ def test_workers_read_while_meanwhile_runs_and_give_the_in_process_sides(tmp_pat
     files = _pickles(tmp_path, gts, dts)
     fields = fields_read(['legacy', 'fixed'], 'all', ['bbox', 'bev', '3d'])
     seen = []
-    gt, dt = loading.read_checked(files[1], files[3], fields,
-                                  meanwhile=lambda: seen.append(_names(multiprocessing.active_children())))
+    gt, dt = read_checked(files[1], files[3], fields,
+                          meanwhile=lambda: seen.append(_names(multiprocessing.active_children())))
     assert seen == [['kradar-eval-read--dt-annos', 'kradar-eval-read--gt-annos']]
     assert multiprocessing.active_children() == []
     for got, annos, side in ((gt, gts, 'gt_annos'), (dt, dts, 'dt_annos')):
@@ -65,7 +65,7 @@ def test_small_trusted_files_are_read_in_process_untrusted_ones_in_children(tmp_
     monkeypatch.delenv(settings.EVAL_LOAD_WORKERS, raising=False)
     files = _pickles(tmp_path, [GT], [_bad()])
     called = []
-    gt, dt = loading.read_checked(files[1], files[3], set(), meanwhile=lambda: called.append(1), trusted=True)
+    gt, dt = read_checked(files[1], files[3], set(), meanwhile=lambda: called.append(1), trusted=True)
     assert called == [] and gt.n_frames == dt.n_frames == 1
     assert os.path.getsize(files[1]) + os.path.getsize(files[3]) < safe_load.MIN_PARALLEL_BYTES
     started = []
@@ -79,7 +79,7 @@ def test_small_trusted_files_are_read_in_process_untrusted_ones_in_children(tmp_
     # which children read: recorded as they start (a tiny file's child may already have ended by the time
     # ``meanwhile`` runs, so listing the live children raced)
     monkeypatch.setattr(safe_load, '_start', recording_start)
-    gt, dt = loading.read_checked(files[1], files[3], set(), meanwhile=lambda: called.append('meanwhile'))
+    gt, dt = read_checked(files[1], files[3], set(), meanwhile=lambda: called.append('meanwhile'))
     assert sorted(started) == ['kradar-eval-read--dt-annos', 'kradar-eval-read--gt-annos'] and gt.n_frames == 1
     assert called == ['meanwhile'] and multiprocessing.active_children() == []
 
@@ -100,13 +100,13 @@ def test_a_bad_value_in_a_worker_reads_as_in_process(tmp_path, workers):
     dt = _bad(location=np.array([[0, 0, 20], [np.nan, 0, 40]]))
     files = _pickles(tmp_path, [GT, GT], [_bad(), dt])
     with pytest.raises(ValueError, match=r"dt_annos\[1\]\['location'\]\[1\] = \[nan, 0.0, 40.0\] is not finite"):
-        loading.read_checked(files[1], files[3], set())
+        read_checked(files[1], files[3], set())
     proc = _run_cli(files, str(tmp_path))
     assert proc.returncode == 2 and "dt_annos[1]['location'][1]" in proc.stderr and 'Traceback' not in proc.stderr
     with open(files[1], 'wb') as f:           # a truncated GT pickle
         f.write(pickle.dumps([GT, GT])[:100])
     with pytest.raises(ValueError, match=r"--gt-annos '.*gt.pkl': cannot read the pickle"):
-        loading.read_checked(files[1], files[3], set())
+        read_checked(files[1], files[3], set())
 
 
 class _Sleeps(object):
@@ -130,7 +130,7 @@ def test_a_worker_killed_is_named_not_waited_for(tmp_path, workers):
 
     with pytest.raises(RuntimeError, match=r"reading --dt-annos '.*dt.pkl' ended \(exit code -9\) without a "
                                            r"result.*KRADAR_EVAL_LOAD_WORKERS=0"):
-        loading.read_checked(files[1], files[3], set(), meanwhile=kill_dt_reader, trusted=True)
+        read_checked(files[1], files[3], set(), meanwhile=kill_dt_reader, trusted=True)
     assert multiprocessing.active_children() == []
 
 
@@ -144,7 +144,7 @@ class _Exits(object):
 def test_a_worker_error_comes_back_with_its_traceback(tmp_path, workers):
     files = _pickles(tmp_path, [GT], [_Exits()])
     with pytest.raises(RuntimeError, match=r"(?s)reading --dt-annos .* failed: SystemExit: 3\nTraceback.*load_file"):
-        loading.read_checked(files[1], files[3], set(), trusted=True)
+        read_checked(files[1], files[3], set(), trusted=True)
 
 
 def test_checked_side_must_cover_what_the_evaluation_reads():
@@ -165,15 +165,15 @@ def test_checked_side_must_cover_what_the_evaluation_reads():
 def test_the_collector_pauses_only_while_reading(tmp_path):
     files = _pickles(tmp_path, [GT], [_bad()])
     assert gc.isenabled()
-    assert len(loading.load_pickle(files[1], '--gt-annos')) == 1 and gc.isenabled()
+    assert len(safe_load.load_file(files[1], '--gt-annos')) == 1 and gc.isenabled()
     gc.disable()
     try:
-        loading.load_pickle(files[1], '--gt-annos')
+        safe_load.load_file(files[1], '--gt-annos')
         assert not gc.isenabled()
     finally:
         gc.enable()
     with pytest.raises(ValueError, match="--gt-annos 'nope.pkl': no such file"):
-        loading.load_pickle('nope.pkl', '--gt-annos')
+        safe_load.load_file('nope.pkl', '--gt-annos')
     assert gc.isenabled()
 
 
@@ -203,7 +203,7 @@ def test_infos_and_results_read_by_workers_as_in_process(tmp_path, monkeypatch):
 
 
 def _read_in_daemon(paths, queue):
-    gt, dt = loading.read_checked(paths[0], paths[1], set(), meanwhile=lambda: queue.put('meanwhile'))
+    gt, dt = read_checked(paths[0], paths[1], set(), meanwhile=lambda: queue.put('meanwhile'))
     queue.put((gt.n_frames, dt.n_frames))
 
 
