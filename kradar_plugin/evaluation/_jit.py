@@ -5,8 +5,10 @@ never imports numba. Python code calls kernels through :func:`call` (``_jit.call
 the first call the mode is decided once per process:
 
 * ``KRADAR_EVAL_NO_NUMBA=1``: plain Python, quietly (your choice);
-* numba not importable: plain Python, ONE ``NumbaFallbackWarning`` naming the import error (advising a fix
-  only when numba is installed but broken; ``kradar-eval`` turns it into one note, for large sets only);
+* numba not installed: plain Python, ONE ``NumbaFallbackWarning`` saying so and that ``pip install numba``
+  makes large sets faster (``kradar-eval`` turns it into one note, for large sets only);
+* numba refused by the numba gate (``ops.numba_gate``: broken import, a numba / numpy / Python pair the
+  version facts refuse, a failed trial compile): plain Python, with the gate's ONE warning for the process;
 * otherwise every registered kernel is replaced, in its module, by ``numba.njit(cache=True, nogil=True)``
   of itself (kernels call each other through module globals, so compiled code calls compiled code).
 
@@ -18,10 +20,8 @@ Errors raised while a compiled kernel runs are not compile failures and propagat
 import warnings
 
 from .. import settings
-
-
-class NumbaFallbackWarning(RuntimeWarning):
-    """The evaluator's kernels run as plain Python (numba missing or a kernel failed to compile)."""
+from ..ops import numba_gate
+from ..ops.numba_gate import NumbaFallbackWarning, describe_error
 
 
 _KERNELS = []          # (module globals, name, python function), in registration order
@@ -55,13 +55,13 @@ def call(kernel, *args):
         try:
             return dispatcher(*args)
         except _STATE['errors'] as exc:
-            _fall_back('compiling {} failed: {}'.format(kernel.__name__, _describe(exc)))
+            _fall_back('compiling {} failed: {}'.format(kernel.__name__, describe_error(exc)))
             return kernel(*args)
     numba = _STATE['numba']
     try:
         dispatcher.compile(tuple(numba.typeof(a) for a in args))
     except Exception as exc:  # noqa: BLE001 - any compile failure: plain Python, said once
-        _fall_back('compiling {} failed: {}'.format(kernel.__name__, _describe(exc)))
+        _fall_back('compiling {} failed: {}'.format(kernel.__name__, describe_error(exc)))
         return kernel(*args)
     _STATE['compiled'][kernel.__name__] = True
     return dispatcher(*args)
@@ -71,29 +71,36 @@ def _decide():
     if settings.enabled(settings.EVAL_NO_NUMBA):
         _STATE.update(mode='plain', reason='{}={}'.format(settings.EVAL_NO_NUMBA, settings.raw(settings.EVAL_NO_NUMBA)))
         return
-    try:
-        import numba
-    except Exception as exc:  # noqa: BLE001 - ImportError, or a numba that breaks on import
+    refused = numba_gate.refusal()
+    if refused is not None:
         # not installed (numba is optional) is no broken install: the warning says so and advises no fix
-        _STATE['absent'] = isinstance(exc, ImportError) and getattr(exc, 'name', None) == 'numba'
-        _fall_back('numba is not importable ({})'.format(_describe(exc)))
+        _STATE['absent'] = refused.absent
+        if refused.absent:
+            _fall_back(refused.reason)
+        else:
+            _plain(refused.reason)
+            numba_gate.warn(stacklevel=3)      # the gate's one warning for the process, not a second one
         return
-    _STATE['numba'] = numba
+    numba = _STATE['numba'] = numba_gate.module()
     core = getattr(numba, 'core', None)
     _STATE['errors'] = (core.errors if core is not None and hasattr(core, 'errors') else numba.errors).NumbaError
     try:
         for module_globals, name, fn in _KERNELS:
             module_globals[name] = numba.njit(cache=True, nogil=True)(fn)
     except Exception as exc:  # noqa: BLE001
-        _fall_back('numba.njit failed: {}'.format(_describe(exc)))
+        _fall_back('numba.njit failed: {}'.format(describe_error(exc)))
         return
     _STATE.update(mode='numba', reason=None)
 
 
-def _fall_back(reason):
+def _plain(reason):
     for module_globals, name, fn in _KERNELS:
         module_globals[name] = fn
     _STATE.update(mode='plain', reason=reason, compiled={})
+
+
+def _fall_back(reason):
+    _plain(reason)
     advice = ('pip install numba makes large sets faster' if _STATE.get('absent') else
               'fix numba (pip install --upgrade numba)')
     warnings.warn('kradar_plugin evaluator runs its kernels as plain Python (same numbers, much slower on '
@@ -105,11 +112,6 @@ def _fall_back(reason):
 def numba_absent():
     """Whether the kernels run as plain Python because numba is not installed (not because it is broken)."""
     return _STATE['mode'] == 'plain' and bool(_STATE.get('absent'))
-
-
-def _describe(exc):
-    lines = [line for line in str(exc).strip().splitlines() if line.strip()]
-    return '{}: {}'.format(type(exc).__name__, lines[0].strip() if lines else '')
 
 
 def reset():

@@ -1,12 +1,11 @@
 """numba kernel of ``frame_blocks.rotate_iou_frames``: same-frame pairs only, serial, ``cache=True``.
 
-Imports numba; ``frame_blocks`` imports this module only when the numba backend is usable. The pair
+Imports numba; the numba gate (``numba_gate``) imports it, compiles it and checks it against numpy. The pair
 routine is ``backend_numba_cpu``'s compiled ``_pair`` with the same inputs as its ``_row``, so every
 value equals ``rotate_iou_eval``'s (numba backend) to rounding. The circumscribed radii come in
 precomputed (a pair on the skip boundary has intersection 0 either way).
 """
 import numba
-import numpy as np
 
 from .backend_numba_cpu import _pair
 

@@ -1,20 +1,22 @@
 """Choose the rotated-IoU backend that works here: numba-CUDA, then numba-CPU, then numpy.
 
-A backend is used only after (1) the shared version facts (``kradar_plugin.facts``) find no FAIL
-for this numba / numpy / CUDA toolkit / driver combination, and (2) a lazy trial run on a small pair set
-agrees with the numpy backend. Nothing is compiled at import. An automatic fallback warns ONCE, naming
-the cause and the fix; an explicitly requested backend (``backend=`` or ``KRADAR_IOU_BACKEND``) that is
-unavailable raises ``BackendUnavailable`` with the same text.
+A numba backend is used only after (1) the numba gate (``numba_gate``: import, version facts, a trial
+compile) lets numba run at all, (2) for CUDA, the shared version facts (``kradar_plugin.facts``) find no
+FAIL for the toolkit / driver, and (3) a lazy trial run on a small pair set agrees with the numpy backend.
+Nothing is compiled at import. An automatic fallback warns ONCE, naming the cause and the fix (the gate's
+refusal in the gate's own words, once per process); an explicitly requested backend (``backend=`` or
+``KRADAR_IOU_BACKEND``) that is unavailable raises ``BackendUnavailable`` with the same text.
 """
 import collections
 import logging
 import os
-import sys
 import warnings
 
 import numpy as np
 
 from .. import settings
+from . import numba_gate
+from .numba_gate import TRIAL_BOXES, FallbackWarning, describe_error, python_version
 
 ORDER = ('cuda', 'numba', 'numpy')
 logger = logging.getLogger(__name__)
@@ -29,10 +31,6 @@ class BackendUnavailable(RuntimeError):
         self.name, self.reason, self.fix, self.quiet = name, reason, fix, quiet
         text = 'rotated-IoU backend %r unavailable: %s' % (name, reason)
         super(BackendUnavailable, self).__init__(text + ('; fix: %s' % fix if fix else ''))
-
-
-class FallbackWarning(RuntimeWarning):
-    """Emitted once when the automatic choice skips a backend that should have worked."""
 
 
 _loaded = {}      # name -> Backend or BackendUnavailable
@@ -71,6 +69,7 @@ def _choose_automatically():
             if loud:
                 warnings.warn('kradar_plugin rotated IoU uses the %s backend: %s' % (
                     name, ' | '.join(str(s) for s in loud)), FallbackWarning, stacklevel=5)
+            numba_gate.warn(stacklevel=5)    # a refusal of numba itself: the gate's one warning
             for s in skipped:
                 logger.info('%s', s)
             return result
@@ -93,12 +92,7 @@ def _load_numpy():
 
 
 def _load_numba():
-    try:
-        import numba
-    except ImportError as exc:
-        raise BackendUnavailable('numba', 'numba is not importable (%s)' % exc, "pip install numba", quiet=True)
-    from .. import facts
-    refuse_on_fail('numba', facts.numba_cpu_findings(numba.__version__, np.__version__, python_version()))
+    gate('numba')
     try:
         from . import backend_numba_cpu
         return _trial(Backend('numba', backend_numba_cpu.intersection_areas))
@@ -110,10 +104,7 @@ def _load_numba():
 
 
 def _load_cuda():
-    try:
-        import numba
-    except ImportError as exc:
-        raise BackendUnavailable('cuda', 'numba is not importable (%s)' % exc, "pip install numba", quiet=True)
+    numba = gate('cuda')
     simulated = os.environ.get('NUMBA_ENABLE_CUDASIM') == '1'
     if not simulated:
         driver = nvidia_driver_version()
@@ -137,13 +128,19 @@ def _load_cuda():
                                  'run `kradar-doctor --compile-test` for the version pair to change')
 
 
+def gate(name):
+    """numba when the numba gate lets it run, else raise ``BackendUnavailable(name)``, quiet: the gate says
+    its refusal itself (``numba_gate.warn``)."""
+    refused = numba_gate.refusal()
+    if refused is not None:
+        raise BackendUnavailable(name, refused.reason, refused.fix, quiet=True)
+    return numba_gate.module()
+
+
 def refuse_on_fail(name, findings):
     fails = [f for f in findings if f.status == 'FAIL']
     if fails:
         raise BackendUnavailable(name, '; '.join(f.reason for f in fails), '; '.join(f.fix for f in fails if f.fix))
-
-
-TRIAL_BOXES = np.array([[0.0, 0.0, 2.0, 2.0, 0.0], [1.0, 1.0, 1.0, 1.0, 0.3], [0.5, -0.5, 4.0, 2.0, 1.5707963267948966]])
 
 
 def _trial(backend):
@@ -155,15 +152,6 @@ def _trial(backend):
         raise BackendUnavailable(backend.name, 'trial run disagrees with the numpy reference (max error %.3g)'
                                  % float(np.abs(got - want).max()), 'report this; use KRADAR_IOU_BACKEND=numpy')
     return backend
-
-
-def describe_error(exc):
-    first = str(exc).strip().splitlines()
-    return '%s: %s' % (type(exc).__name__, first[0] if first else '')
-
-
-def python_version():
-    return '%d.%d.%d' % sys.version_info[:3]
 
 
 def nvidia_driver_version():

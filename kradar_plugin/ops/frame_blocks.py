@@ -11,19 +11,15 @@ circumscribed circles are apart are skipped (0), as in the full-matrix backends.
 Backend: ``backend`` or ``$KRADAR_IOU_BACKEND`` as for ``rotate_iou_eval``: 'numba' or 'numpy' (an
 explicit 'numba' that cannot run raises ``BackendUnavailable``); 'cuda' (checked by the backend choice) computes
 the blocks on the CPU with numba, since a few pairs per frame do not pay for a GPU launch. The automatic
-choice is numba when the backend choice's version facts allow it and this kernel compiles and passes its own
-trial against numpy (the full-matrix kernels are not compiled for it), numpy otherwise, with ONE
-``FallbackWarning`` naming the cause unless numba is simply not installed.
+choice is numba when the numba gate (``numba_gate``: import, version facts, this kernel's trial compile
+against numpy; the full-matrix kernels are not compiled for it) lets numba run, numpy otherwise, with the
+gate's ONE warning naming the cause unless numba is simply not installed.
 """
-import warnings
-
 import numpy as np
 
 from .. import settings
-from . import backend_choice
+from . import backend_choice, numba_gate
 from .boxes import as_boxes, check_criterion, corner_offsets
-
-_STATE = {}   # 'kernel': the compiled kernel, or 'failed': the BackendUnavailable that stopped it
 
 
 def frame_block_offsets(boxes_off, query_off):
@@ -51,8 +47,8 @@ def rotate_iou_frames(boxes, query_boxes, boxes_off, query_off, criterion=-1, ba
     out = np.zeros(int(block_off[-1]), dtype=np.float64)
     if out.size == 0:
         return out
-    if _use_numba(backend):
-        kernel = _STATE['kernel']
+    kernel = _kernel(backend)
+    if kernel is not None:
         radius_q = 0.5 * np.hypot(query_boxes[:, 2], query_boxes[:, 3])
         kernel(boxes, corner_offsets_fast(boxes), 0.5 * np.hypot(boxes[:, 2], boxes[:, 3]), query_boxes,
                np.cos(query_boxes[:, 4]), np.sin(query_boxes[:, 4]), radius_q, boxes_off, query_off, block_off,
@@ -98,62 +94,21 @@ def _offsets(off, n, name):
     return off
 
 
-def _use_numba(backend):
-    """True to run the numba kernel; False for numpy; raises for an explicit backend that cannot run."""
+def _kernel(backend):
+    """The compiled block kernel, or None for numpy; raises for an explicit backend that cannot run."""
     name = backend or settings.raw(settings.IOU_BACKEND).lower() or None
     if name == 'numpy':
-        return False
+        return None
     if name == 'cuda':
         backend_choice.select('cuda')                  # raises BackendUnavailable, as rotate_iou_eval does
     elif name not in (None, 'numba'):
         backend_choice.select(name)                    # backend_choice's ValueError for an unknown name
-    if 'kernel' not in _STATE and 'failed' not in _STATE:
-        try:
-            _STATE['kernel'] = _load_kernel()
-        except backend_choice.BackendUnavailable as exc:
-            _STATE['failed'] = exc
-            if not exc.quiet and name is None:
-                warnings.warn('kradar_plugin rotate_iou_frames uses numpy: {}'.format(exc),
-                              backend_choice.FallbackWarning, stacklevel=4)
-    if 'failed' in _STATE:
-        if name == 'numba':
-            raise _STATE['failed']
-        return False
-    return True
-
-
-def _load_kernel():
-    try:
-        import numba
-    except ImportError as exc:
-        raise backend_choice.BackendUnavailable('numba', 'numba is not importable (%s)' % exc,
-                                                'pip install numba', quiet=True)
-    from .. import facts
-    backend_choice.refuse_on_fail('numba', facts.numba_cpu_findings(numba.__version__, np.__version__,
-                                                                     backend_choice.python_version()))
-    try:
-        from . import _frame_blocks_numba
-        kernel = _frame_blocks_numba.blocks
-        _trial(kernel)
-    except Exception as exc:  # noqa: BLE001 - a compile error of any kind: report it, use numpy
-        raise backend_choice.BackendUnavailable(
-            'numba', 'compiling the frame-block kernel failed: ' + backend_choice.describe_error(exc),
-            'pip install --upgrade numba, or KRADAR_IOU_BACKEND=numpy')
+    if name == 'numba':
+        backend_choice.gate('numba')                   # BackendUnavailable when the gate refuses numba
+    kernel = numba_gate.frame_kernel()
+    if kernel is None:
+        numba_gate.warn(stacklevel=4)
     return kernel
-
-
-def _trial(kernel):
-    boxes = backend_choice.TRIAL_BOXES
-    off = np.array([0, 2, 3], dtype=np.int64)
-    block_off = frame_block_offsets(off, off)
-    got = np.zeros(int(block_off[-1]))
-    radius = 0.5 * np.hypot(boxes[:, 2], boxes[:, 3])
-    kernel(boxes, corner_offsets_fast(boxes), radius, boxes, np.cos(boxes[:, 4]), np.sin(boxes[:, 4]), radius, off,
-           off, block_off, 2, got)
-    want = np.zeros_like(got)
-    _numpy_blocks(boxes, boxes, off, off, block_off, 2, want)
-    if not np.allclose(got, want, rtol=0, atol=1e-9):
-        raise RuntimeError('the numba block kernel disagrees with numpy on the trial boxes')
 
 
 def _numpy_blocks(boxes, query_boxes, boxes_off, query_off, block_off, criterion, out):

@@ -9,7 +9,6 @@ import sys
 import numpy as np
 import pytest
 
-from kradar_plugin.ops import backend_choice as guard
 from kradar_plugin.ops import frame_block_offsets, rotate_iou_eval, rotate_iou_frames
 from kradar_plugin.ops.boxes import corner_offsets
 from kradar_plugin.ops.frame_blocks import CORNER_BLOCK, corner_offsets_fast
@@ -101,13 +100,14 @@ def njit(*args, **kwargs):
         return broken
     return wrap
 numba.njit = njit
-from kradar_plugin.ops import rotate_iou_frames, backend_choice as guard
+from kradar_plugin.ops import rotate_iou_frames
+from kradar_plugin.ops.numba_gate import FallbackWarning
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter('always')
     a = rotate_iou_frames([[0, 0, 2, 2, 0]], [[1, 0, 2, 4, 0]], [0, 1], [0, 1]).tolist()
     b = rotate_iou_frames([[0, 0, 2, 2, 0]], [[0, 0, 2, 2, 0]], [0, 1], [0, 1]).tolist()
 print(json.dumps({'values': a + b, 'warnings': [str(w.message) for w in caught
-                                                if issubclass(w.category, guard.FallbackWarning)]}))
+                                                if issubclass(w.category, FallbackWarning)]}))
 '''
 
 

@@ -74,13 +74,14 @@ import json, sys, warnings
 {setup}
 import numpy as np
 from kradar_plugin.evaluation import kradar_eval, _jit
+from kradar_plugin.ops.numba_gate import NumbaFallbackWarning
 from tests.evaluation._data import random_gt, noisy_dets
 rs = np.random.RandomState(2)
 g = [random_gt(rs, 4) for _ in range(6)]; d = [noisy_dets(rs, x, 2) for x in g]
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter('always')
     out = dict((p, kradar_eval(g, d, ['Sedan'], protocol=p)[1]) for p in ('legacy', 'fixed'))
-mine = [str(w.message) for w in caught if issubclass(w.category, _jit.NumbaFallbackWarning)]
+mine = [str(w.message) for w in caught if issubclass(w.category, NumbaFallbackWarning)]
 print(json.dumps({{'metrics': out, 'warnings': mine, 'mode': list(_jit.mode())}}))
 """
 

@@ -13,14 +13,14 @@ import pytest
 
 from kradar_plugin.ops import backend_choice as guard, rotate_iou_eval
 from tests.ops import reference
-from tests.ops.cases import CASES, as_arrays
+from tests.ops.cases import CASES
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def run_python(code, env=None, timeout=300):
     full_env = dict(os.environ)
-    for var in ('KRADAR_IOU_BACKEND', 'NUMBA_ENABLE_CUDASIM'):
+    for var in ('KRADAR_IOU_BACKEND', 'KRADAR_EVAL_NO_NUMBA', 'NUMBA_ENABLE_CUDASIM'):
         full_env.pop(var, None)
     full_env.update(env or {})
     full_env['PYTHONPATH'] = ROOT + os.pathsep + full_env.get('PYTHONPATH', '')
@@ -36,10 +36,11 @@ warnings.simplefilter('always')
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter('always')
     from kradar_plugin.ops import rotate_iou_eval, backend_choice as guard
+    from kradar_plugin.ops.numba_gate import FallbackWarning
     for _ in range(3):
         iou = rotate_iou_eval([[0, 0, 2, 2, 0]], [[1, 0, 2, 4, 0]])
 print(json.dumps({'backend': guard.select().name, 'iou': float(iou[0, 0]),
-                  'warnings': [str(w.message) for w in caught if issubclass(w.category, guard.FallbackWarning)]}))
+                  'warnings': [str(w.message) for w in caught if issubclass(w.category, FallbackWarning)]}))
 '''
 
 
@@ -109,7 +110,7 @@ def test_numba_missing_falls_back_to_numpy_quietly(tmp_path):
         class _Block(object):
             def find_spec(self, name, path=None, target=None):
                 if name == 'numba' or name.startswith('numba.'):
-                    raise ImportError('numba blocked for this test')
+                    raise ModuleNotFoundError('No module named %r' % name, name=name)   # as if not installed
         sys.meta_path.insert(0, _Block())
     '''))
     got = choice({'PYTHONPATH': str(tmp_path)})
