@@ -23,9 +23,9 @@ print('initialised:', dist.is_initialized(), dist.get_backend())
 '''
 
 INITS = {
-    'mmcv1': ('mmcv.runner', "from kradar_plugin.adapters.mmcv1.cpu_dist import _init_dist_pytorch_cpu\n"
-                             "_init_dist_pytorch_cpu('nccl', timeout=60)"),
-    'mmengine': ('mmengine', "from kradar_plugin.adapters.mmengine.cpu_dist import init_cpu_process_group\n"
+    'mmcv1': ('mmcv.runner', "from kradar_plugin.adapters.mmcv1.dist_init import init_dist_pytorch_cpu\n"
+                             "init_dist_pytorch_cpu('nccl', timeout=60)"),
+    'mmengine': ('mmengine', "from kradar_plugin.distributed.cpu_group import init_cpu_process_group\n"
                              "init_cpu_process_group({'backend': 'nccl', 'timeout': 60})"),
 }
 

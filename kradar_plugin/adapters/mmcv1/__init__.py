@@ -7,7 +7,7 @@ broken and mmengine is absent, so the failure is reported):
 - makes ``dist_params=dict(timeout=<seconds>)`` work (converted to a timedelta);
 - lets mmcv <= 1.7's ``Config.pretty_text`` run with yapf >= 0.40.2 (``compat.yapf_format``, one warning);
 - fixes mmcv < 1.4.2's CPU scatter of ``DataContainer`` tensors (``compat.mmcv_cpu_scatter``, one warning);
-- on a machine without CUDA only, installs the CPU replacements of ``cpu_dist`` (GPU runs stay standard);
+- on a machine without CUDA only, installs the CPU init of ``dist_init`` (GPU runs stay standard);
 - if ``KRADAR_EVAL_ONLY``/``KRADAR_EVAL_FIRST``/``KRADAR_EVAL_SAMPLES`` (or ``KRADAR_MIN_LOADED``,
   ``KRADAR_PREFLIGHT``, ``KRADAR_PROBE_MODEL``) is set, makes the default runner constructor obey it.
 
@@ -27,7 +27,7 @@ __all__ = ['CollectionError', 'check_rank_indices', 'collected_order', 'EvalOnly
 if importable('mmcv') and generation_matches(__name__):
     from kradar_plugin.distributed.collection import CollectionError, check_rank_indices, collected_order
     from .runner_builder import EvalOnlyRunnerConstructor, install_env_switch
-    from .cpu_dist import install_cpu_support, install_timeout_support
+    from .dist_init import install_cpu_support, install_timeout_support
     from kradar_plugin.distributed.dist_params import normalize_dist_params
     from .eval_only_hook import EvalOnlyHook
     from kradar_plugin.compat.yapf_format import install as install_yapf_repair

@@ -12,86 +12,21 @@ Out of the box these frameworks cannot run distributed on CPU:
   ``train_detector`` (EchoFusion's mmdet 2.19, which mmdet3d 0.17.3 calls) call ``model.cuda()`` and
   ``torch.cuda.current_device()`` unconditionally.
 
-``install_cpu_support()`` replaces exactly these entry points, and only when ``torch.cuda.is_available()``
-is False, so a GPU run keeps the standard code path (mmcv's init at import; the others when a distributed
-CPU run initialises). ``install_timeout_support()`` (always) converts a numeric ``dist_params.timeout``
-(seconds) into the ``timedelta`` torch requires, and lets the Slurm launcher take it (``slurm_dist``); it
-touches nothing else.
+The process-group init (mmcv's, first in that list) is ``dist_init``'s, which imports this module; the rest is
+here: ``install_mmdet3d_cpu_support()`` when ``dist_init.install_cpu_support()`` runs (only when
+``torch.cuda.is_available()`` is False, so a GPU run keeps the standard code path), and
+``install_distributed_cpu_patches()`` when a distributed CPU run initialises.
 """
 import contextlib
 import functools
-import importlib
 import os
 import sys
 import tempfile
 import warnings
 
-_INSTALLED = {'cpu': False, 'timeout': False}
+from .patching import loaded_modules, replace_everywhere
 
-
-def _modules(names):
-    """The named modules that import (already imported or importable now). A framework that fails to
-    import is left alone: the script that needs it reports that failure itself."""
-    found = []
-    for name in names:
-        try:
-            found.append(importlib.import_module(name))
-        except Exception:
-            continue
-    return found
-
-
-def _replace(modules, attr, make_replacement):
-    """Replace ``attr`` in every module that has it by ``make_replacement(original)`` (once per original)."""
-    done = {}
-    for mod in modules:
-        original = getattr(mod, attr, None)
-        if original is None or getattr(original, '_kradar_patched', False):
-            continue
-        key = id(original)
-        if key not in done:
-            new = make_replacement(original)
-            new._kradar_patched = True
-            new.__wrapped__ = original
-            done[key] = new
-        setattr(mod, attr, done[key])
-
-
-# --------------------------------------------------------------------------------------- timeout
-def install_timeout_support():
-    """Let ``dist_params=dict(timeout=<seconds>)`` reach init_process_group as a timedelta."""
-    if _INSTALLED['timeout']:
-        return
-    from kradar_plugin.distributed.dist_params import normalize_dist_params
-    mods = _modules(['mmcv.runner.dist_utils'])
-
-    def wrap(original):
-        @functools.wraps(original)
-        def init_with_timeout(*args, **kwargs):
-            return original(*args, **normalize_dist_params(kwargs))
-        return init_with_timeout
-
-    _replace(mods, '_init_dist_pytorch', wrap)
-    _replace(mods, '_init_dist_mpi', wrap)
-    from .slurm_dist import wrap as wrap_slurm  # mmcv's takes no timeout and needs CUDA
-    _replace(mods, '_init_dist_slurm', wrap_slurm)
-    _INSTALLED['timeout'] = True
-
-
-# --------------------------------------------------------------------------------------- init_dist
-def _init_dist_pytorch_cpu(backend='gloo', **kwargs):
-    """CPU replacement for mmcv's ``_init_dist_pytorch``: no ``torch.cuda.set_device``; gloo backend.
-    Also installs the mmdet/mmcv replacements a distributed CPU run needs next (DDP, result collection)."""
-    import torch.distributed as dist
-    from kradar_plugin.distributed import group_teardown
-    from kradar_plugin.distributed.dist_params import normalize_dist_params
-    if backend != 'gloo':
-        warnings.warn('kradar_plugin: no CUDA device, using the gloo backend instead of {!r} for this '
-                      'CPU run'.format(backend))
-        backend = 'gloo'
-    dist.init_process_group(backend=backend, **normalize_dist_params(kwargs))
-    group_teardown.destroy_at_exit()
-    install_distributed_cpu_patches()
+_INSTALLED = {'dist_cpu': False}
 
 
 # --------------------------------------------------------------------------------------- DDP
@@ -263,7 +198,7 @@ def install_mmdet3d_cpu_support():
             function = getattr(module, name, None)
             if function is None or getattr(function, '_kradar_patched', False) or not _puts_model_on_gpu(function):
                 continue
-            _replace_everywhere(module_name, name, _train_on_cpu)
+            replace_everywhere(module_name, name, _train_on_cpu)
     return loaded
 
 
@@ -277,49 +212,7 @@ def _train_on_cpu(original):
     return train_on_cpu
 
 
-# --------------------------------------------------------------------------------------- install
-def install_cpu_support(force=False):
-    """On a machine without CUDA (or with ``force``), replace mmcv's ``_init_dist_pytorch`` by the CPU one.
-
-    Cheap at import time: the DDP and result-collection replacements (which import mmdet.apis) are
-    installed when a distributed CPU run actually initialises (``_init_dist_pytorch_cpu``), or by calling
-    ``install_distributed_cpu_patches()``. Returns True if installed."""
-    import torch
-    if _INSTALLED['cpu']:
-        install_mmdet3d_cpu_support()  # mmdet3d's apis may have been imported since
-        return True
-    if torch.cuda.is_available() and not force:
-        return False
-    install_timeout_support()
-    for mod in _modules(['mmcv.runner.dist_utils']):
-        if not getattr(mod._init_dist_pytorch, '_kradar_cpu', False):
-            _init_dist_pytorch_cpu._kradar_cpu = True
-            mod._init_dist_pytorch = _init_dist_pytorch_cpu
-    install_mmdet3d_cpu_support()
-    _INSTALLED['cpu'] = True
-    return True
-
-
-def _replace_everywhere(module_name, attr, make_replacement):
-    """Replace the function ``module_name.attr`` in every loaded module that bound it under that name
-    (``from mmdet.utils import build_ddp`` in a script's ``__main__`` included)."""
-    mods = _modules([module_name])
-    if not mods:
-        return
-    original = getattr(mods[0], attr, None)
-    if original is None or getattr(original, '_kradar_patched', False):
-        return
-    new = make_replacement(original)
-    new._kradar_patched = True
-    new.__wrapped__ = original
-    for mod in list(sys.modules.values()):
-        try:
-            if getattr(mod, attr, None) is original:
-                setattr(mod, attr, new)
-        except Exception:  # exotic module objects
-            continue
-
-
+# --------------------------------------------------------------------------------------- the distributed run
 def _seed_on_cpu(original):
     """mmdet's ``init_random_seed(seed=None, device='cuda')`` broadcasts the seed in a tensor on ``device``;
     mmdet <= 2.24's train.py (EchoFusion's mmdet 2.19) passes no device: on the CPU the tensor stays there."""
@@ -330,11 +223,12 @@ def _seed_on_cpu(original):
 
 
 def install_distributed_cpu_patches():
-    """mmdet ``build_ddp`` -> CPU DDP; ``init_random_seed`` -> seed broadcast on the CPU; ``collect_results_cpu`` without tmpdir and ``collect_results_gpu``
-    -> a gloo-broadcast temporary directory. Every loaded module that bound these names (mmdet's own
+    """mmdet ``build_ddp`` -> CPU DDP; ``init_random_seed`` -> seed broadcast on the CPU;
+    ``collect_results_cpu`` without tmpdir and ``collect_results_gpu`` -> a gloo-broadcast temporary
+    directory. Every loaded module that bound these names (mmdet's own
     modules, a train/test script's ``__main__``) gets the replacement; the frameworks look the names up at
     call time, so code that imported them before the distributed run started is covered."""
-    if _INSTALLED.get('dist_cpu'):
+    if _INSTALLED['dist_cpu']:
         return
 
     def make_build_ddp(original):
@@ -345,13 +239,13 @@ def install_distributed_cpu_patches():
             return original(model, device, *args, **kwargs)
         return build_ddp
 
-    _replace_everywhere('mmdet.utils.util_distribution', 'build_ddp', make_build_ddp)
+    replace_everywhere('mmdet.utils.util_distribution', 'build_ddp', make_build_ddp)
     for name in ('mmdet.apis.train', 'mmdet3d.apis.train'):
-        _replace_everywhere(name, 'init_random_seed', _seed_on_cpu)
+        replace_everywhere(name, 'init_random_seed', _seed_on_cpu)
     install_mmdet3d_cpu_support()
     for name in ('mmcv.engine.test', 'mmdet.apis.test'):
-        _replace_everywhere(name, 'collect_results_cpu', _wrap_collect_cpu)
+        replace_everywhere(name, 'collect_results_cpu', _wrap_collect_cpu)
     for name in ('mmcv.engine.test', 'mmdet.apis.test'):
-        for mod in _modules([name]):
-            _replace_everywhere(name, 'collect_results_gpu', _wrap_collect_gpu(mod))
+        for mod in loaded_modules([name]):
+            replace_everywhere(name, 'collect_results_gpu', _wrap_collect_gpu(mod))
     _INSTALLED['dist_cpu'] = True

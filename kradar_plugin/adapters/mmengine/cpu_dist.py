@@ -1,13 +1,11 @@
 """Distributed runs of mmengine on machines without CUDA (the mirror of ``adapters/mmcv1/cpu_dist.py``):
 mmengine's ``init_dist`` calls ``torch.cuda.set_device`` and ``Runner.wrap_model`` passes ``device_ids``, both
-fatal on CPU; here the process group is initialised with gloo (an 'nccl' backend is replaced) and the model
-wrapped without device ids. ``env_cfg.dist_cfg.timeout`` may be seconds or a ``datetime.timedelta``. The
-group is destroyed at exit (``distributed.group_teardown``).
+fatal on CPU; the runner initialises the process group with gloo (``distributed.cpu_group``) and wraps the
+model without device ids (here). ``env_cfg.dist_cfg.timeout`` may be seconds or a ``datetime.timedelta``.
 """
 import datetime
-import os
 
-from kradar_plugin.distributed import dist_params, group_teardown
+from kradar_plugin.distributed import dist_params
 
 
 def dist_cfg_for_mmengine(dist_cfg):
@@ -25,24 +23,6 @@ def cuda_available():
         return torch.cuda.is_available()
     except ImportError:
         return False
-
-
-def init_cpu_process_group(dist_cfg):
-    """``torch.distributed.init_process_group`` from the launcher's environment (RANK, WORLD_SIZE,
-    MASTER_ADDR/PORT) on a machine without CUDA: gloo instead of nccl, timeout in seconds. Returns the
-    backend used."""
-    import torch.distributed as dist
-    kwargs = dict(dist_cfg)
-    kwargs.pop('init_backend', None)
-    backend = kwargs.pop('backend', None) or 'gloo'
-    if backend == 'nccl':
-        backend = 'gloo'
-    if kwargs.get('timeout') is not None:
-        kwargs['timeout'] = datetime.timedelta(seconds=float(kwargs['timeout']))
-    dist.init_process_group(backend=backend, rank=int(os.environ['RANK']),
-                            world_size=int(os.environ['WORLD_SIZE']), **kwargs)
-    group_teardown.destroy_at_exit()
-    return backend
 
 
 def wrap_model_cpu(runner, model_wrapper_cfg, model):

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from kradar_plugin.adapters.mmcv1.slurm_dist import slurm_environment
+from kradar_plugin.adapters.mmcv1.dist_init import slurm_environment
 from tests.launching import free_port
 
 from tests.launching import assert_ended_by_failfast
