@@ -135,7 +135,7 @@ class OneLineWarnings(object):
         warnings.showwarning = self.original
 
     def show(self, message, category, filename, lineno, file=None, line=None):
-        from ._jit import NumbaFallbackWarning
+        from ..ops.numba_gate import NumbaFallbackWarning
         if issubclass(category, NumbaFallbackWarning):
             self.numba.append(str(message))
         elif getattr(category, '__module__', '').startswith('kradar_plugin'):

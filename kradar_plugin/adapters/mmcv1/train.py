@@ -62,7 +62,7 @@ try:
     from mmdet.utils import setup_multi_processes  # (mmdet >= 2.20, as mmdet3d's train.py uses it)
 except ImportError:  # mmdet 2.19 (EchoFusion's pin): the same settings from the plugin
     from kradar_plugin.adapters.mmcv1.multi_processes import setup_multi_processes
-from kradar_plugin.adapters.mmcv1.cpu_dist import install_cpu_support
+from kradar_plugin.adapters.mmcv1.dist_init import install_cpu_support
 
 install_cpu_support()  # no-op with CUDA; on a CPU machine also covers mmdet3d's train functions imported above
 

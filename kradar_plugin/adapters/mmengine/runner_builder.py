@@ -21,8 +21,9 @@ from mmengine.registry import RUNNERS
 from mmengine.runner import Runner
 
 from kradar_plugin.distributed import eval_mode, run_context
+from kradar_plugin.distributed.cpu_group import init_cpu_process_group
 from kradar_plugin.distributed.sweep import plan as sweep_plan
-from .cpu_dist import cuda_available, dist_cfg_for_mmengine, init_cpu_process_group, wrap_model_cpu
+from .cpu_dist import cuda_available, dist_cfg_for_mmengine, wrap_model_cpu
 from .eval_only_hook import EvalOnlyHook
 
 __all__ = ['EvalSwitchMixin', 'EvalOnlyRunner', 'with_eval_switch', 'install_env_switch', 'cuda_available',
