@@ -1,4 +1,4 @@
-"""The one table of version facts shared by kradar-doctor and the rotated-IoU backend choice, one module per family.
+"""The one table of version facts shared by kradar-doctor, the numba gate and compat, one module per family.
 
 Every number here comes from /work/shared/reference/rotate-iou.md and environment.md (numba CHANGE_LOG and
 ``numba/__init__.py`` at each tag, numba issues #6041/#6607/#8715/#10188, mmdet/mmdet3d ``__init__.py``

@@ -2,8 +2,8 @@
 
 Sources: numba's CHANGE_LOG and ``numba/__init__.py`` at each tag, numba issues #6041/#6607/#8715/#10188
 (/work/shared/reference/rotate-iou.md and environment.md). Each ``*_findings`` function judges one pair and
-names the doctor check it belongs to; ``numba_cuda_findings``/``numba_cpu_findings`` are what the
-rotated-IoU backend choice asks before it uses a numba backend.
+names the doctor check it belongs to; ``numba_cpu_findings`` is what the numba gate (``ops/numba_gate.py``)
+asks before anything compiles with numba, ``numba_cuda_findings`` what the CUDA backend asks before it uses a GPU.
 """
 import collections
 
