@@ -4,14 +4,16 @@
 time; per frame Poisson(5) Sedans and ~10 detections (``bench_kradar_eval.synthetic``). Timed, warm (numba
 compiled), best of ``--repeat``:
 
-* one pooled evaluation (``evaluate_protocols``: check, overlaps, statistics) of the protocol;
-* the whole conditional evaluation: check and overlaps once, then 18 groups (total, 7 weathers, 8 roads,
-  2 times) at each confidence threshold 0.3, 0.5 and 0.7 (``Grouped``) -- the ratio to the pooled one is
-  the target is at most 3;
+* one pooled evaluation (``KRadarEvaluator`` without conditions: check, overlaps, matching, AP) of the
+  protocol;
+* the whole conditional evaluation: check, overlaps and matching once, then 18 groups (total, 7 weathers,
+  8 roads, 2 times) at each confidence threshold 0.3, 0.5 and 0.7, the pooled AP at each threshold included
+  -- the ratio to the pooled one is the target is at most 3;
 * the same groups evaluated one by one from scratch (overlaps recomputed per group and threshold), as a
   text-file pipeline would;
-* ``KRadarEvaluator`` (what ``kradar-eval --conditions ... --score-threshold ...`` runs) at one threshold
-  (0.3) and at four (0.0 0.3 0.5 0.7: one table each): the ratio of four to one -- the target is at most 1.5;
+* ``KRadarEvaluator`` with the conditions (what ``kradar-eval --conditions ... --score-threshold ...`` and the
+  dataset evaluations run) at one threshold (0.3) and at four (0.0 0.3 0.5 0.7: one table each): the ratio
+  of four to one -- the target is at most 1.5;
 * K-Radar's own text-file path on a subset (``--kradar-frames``) when a K-Radar snapshot is available
   (``$KRADAR_REPO``, see tests/evaluation/_kradar_official.py): writing its per-condition KITTI files
   (gts, preds, desc, val.txt for 'all', the road, the time and the weather of each frame, per threshold)
@@ -120,35 +122,28 @@ def main(argv=None):
     args = parser.parse_args(argv)
     from bench_kradar_eval import synthetic
     from kradar_plugin.evaluation.conditions import groups as condition_groups
-    from kradar_plugin.evaluation.grouped import Grouped
-    from kradar_plugin.evaluation.kradar_eval import evaluate_protocols
+    from kradar_plugin.evaluation.evaluator import KRadarEvaluator
     gts, dts = synthetic(args.frames)
     conds = conditions(args.frames)
     classes, et, proto = ['Sedan'], args.eval_types, args.protocol
+
+    def evaluator_run(thresholds, rows, gt=gts, dt=dts):
+        evaluator = KRadarEvaluator(classes, proto, et, score_threshold=thresholds, conditions=None)
+        evaluator.evaluate_gathered(gt, dt, rows)
+        return evaluator
+
     print('load average before: {}'.format(' '.join('{:.2f}'.format(v) for v in os.getloadavg())))
-    evaluate_protocols(gts[:100], dts[:100], classes, [proto], eval_types=et)       # compile / load kernels
-    Grouped.from_annos(gts[:100], dts[:100], [proto], et).groups(proto, classes, conds[:100], 0.3, et)
-    pooled, _ = _best(lambda: evaluate_protocols(gts, dts, classes, [proto], eval_types=et), args.repeat)
-
-    def conditional():
-        grouped = Grouped.from_annos(gts, dts, [proto], et)
-        return grouped.groups_at(proto, classes, conds, THRESHOLDS, et)
-
-    cond_s, results = _best(conditional, args.repeat)
-    n_groups = len(results[0])
+    evaluator_run(0.3, conds[:100], gts[:100], dts[:100])       # compile / load kernels
+    pooled, _ = _best(lambda: evaluator_run(None, None), args.repeat)
+    cond_s, results = _best(lambda: evaluator_run(list(THRESHOLDS), conds), args.repeat)
+    n_groups = len(results.groups_at[0][proto])
     print('{} frames, {} groups x {} thresholds, protocol {}, eval types {}'.format(
         args.frames, n_groups, len(THRESHOLDS), proto, ' '.join(et)))
     print('one pooled evaluation:           {:7.3f} s'.format(pooled))
     print('conditional evaluation (all):    {:7.3f} s   ratio to pooled {:.2f} (target: <= 3)'.format(
         cond_s, cond_s / pooled))
-    from kradar_plugin.evaluation.evaluator import KRadarEvaluator, SideSet
-
-    def evaluator_run(thresholds):
-        evaluator = KRadarEvaluator(classes, proto, et, score_threshold=thresholds)
-        return evaluator.evaluate_sides([SideSet(gts, dts, None, conds)], frame_rule=True)
-
-    one_s, _ = _best(lambda: evaluator_run(0.3), args.repeat)
-    four_s, _ = _best(lambda: evaluator_run([0.0, 0.3, 0.5, 0.7]), args.repeat)
+    one_s, _ = _best(lambda: evaluator_run(0.3, conds), args.repeat)
+    four_s, _ = _best(lambda: evaluator_run([0.0, 0.3, 0.5, 0.7], conds), args.repeat)
     print('KRadarEvaluator, 1 threshold:    {:7.3f} s'.format(one_s))
     print('KRadarEvaluator, 4 thresholds:   {:7.3f} s   ratio to 1 threshold {:.2f} (target: <= 1.5)'.format(
         four_s, four_s / one_s))
@@ -157,8 +152,7 @@ def main(argv=None):
         start = time.perf_counter()
         for thr in THRESHOLDS:
             for idx in members.values():
-                evaluate_protocols([gts[i] for i in idx], [dts[i] for i in idx], classes, [proto], eval_types=et,
-                                   frame_rule=True, score_threshold=thr)
+                evaluator_run(thr, None, [gts[i] for i in idx], [dts[i] for i in idx])
         scratch = time.perf_counter() - start
         print('groups one by one from scratch:  {:7.3f} s   ratio to pooled {:.2f}'.format(scratch, scratch / pooled))
     if args.kradar_frames:

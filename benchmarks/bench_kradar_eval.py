@@ -13,8 +13,8 @@ positives), BEV and 3D at IoU 0.3/0.5/0.7, for each protocol:
   has it), with the files read in child processes (the default for untrusted files) and in process (only
   trusted files are: ``--trust-pickle`` with ``KRADAR_EVAL_LOAD_WORKERS=0``), and whether torch / mmcv /
   mmdet got imported;
-* the same frames as EchoFusion infos + model results: converting them in process, ``evaluate_results``,
-  and ``kradar-eval --infos --results`` end to end.
+* the same frames as EchoFusion infos + model results: converting them in process, ``KRadarEvaluator``'s
+  ``process`` + ``evaluate`` (the dataset evaluations), and ``kradar-eval --infos --results`` end to end.
 
 The machine's load average is printed before and after: on a shared machine every figure is slower.
 
@@ -262,17 +262,26 @@ def _cli_infos(tmp, infos, results):
 def _bench_infos(data, no_cli):
     """EchoFusion infos + model results (the dataset's evaluate and ``kradar-eval --infos``): converting them
     to the evaluator's columns in process, then the command end to end."""
-    from kradar_plugin.evaluation.inputs.kradar_format import converted, evaluate_results
+    from kradar_plugin.evaluation import KRadarEvaluator
+    from kradar_plugin.evaluation.inputs.kradar_columns import Converted, gather_infos, gather_result_frames
     from kradar_plugin.evaluation.protocols import get_protocol
     infos, results = infos_and_results(*data)
     n = len(infos)
-    gather = _timed(lambda: converted(infos, results, ['Sedan'], box_convention='mmdet3d<1.0'))
-    conv = converted(infos, results, ['Sedan'], box_convention='mmdet3d<1.0')
+
+    def converted():
+        return Converted(gather_infos(infos), gather_result_frames(results, ('Sedan',)), ('Sedan',), 'mmdet3d<1.0')
+
+    def evaluate():
+        evaluator = KRadarEvaluator(['Sedan'], 'legacy', ('bev', '3d'), box_convention='mmdet3d<1.0')
+        evaluator.process(infos, results)
+        return evaluator.evaluate()
+
+    gather = _timed(converted)
+    conv = converted()
     sides = dict((p, _timed(lambda: conv.sides(get_protocol(p)))) for p in PROTOCOLS)
-    whole = _timed(lambda: evaluate_results(infos, results, ['Sedan'], 'legacy', eval_types=('bev', '3d'),
-                                            box_convention='mmdet3d<1.0'))
+    whole = _timed(evaluate)
     print('\ninfos + results, {} frames, in process (best of 3, wall s / CPU s): reading both lists into columns '
-          '{:.3f} / {:.3f}; converting for a protocol {}; evaluate_results legacy (all of it) {:.3f} / {:.3f}'.format(
+          '{:.3f} / {:.3f}; converting for a protocol {}; KRadarEvaluator legacy (all of it) {:.3f} / {:.3f}'.format(
               n, gather[0], gather[1], ', '.join('{} {:.3f}'.format(p, sides[p][0]) for p in PROTOCOLS), *whole))
     if no_cli:
         return

@@ -11,7 +11,6 @@ import sys
 
 from ..loading import safe_load
 from .cli_args import build_parser, load_limits
-from .evaluator import SideSet
 from .protocols import BENCHMARKS, PROTOCOL_NAMES
 from .validation import check_side
 
@@ -23,9 +22,9 @@ def _grouped_mode(args):
 
 def _evaluations(args):
     """(Evaluations, grouped results {protocol: groups} or None) as the arguments ask."""
-    from .kradar_eval import fields_read, warm_up
+    from .engine import fields_read, warm_up
     from ..progress import make_bar
-    from .subset import in_region
+    from .validation import in_region
     overrides = {}
     if args.distance_edges is not None:
         overrides['distance_edges'] = tuple(args.distance_edges)
@@ -80,8 +79,7 @@ def _evaluations(args):
     if args.conditions:
         from . import conditions as cond
         conditions = cond.load(args.conditions, len(gt), trusted=args.trust_pickle, limits=limits)
-    return _evaluate_sides(args, names, overrides, [SideSet(gt, dt, other, conditions)], make_bar,
-                           frame_rule=True)
+    return _evaluate_sides(args, names, overrides, gt, dt, conditions, other, make_bar)
 
 
 def _apply_preset(args, overrides):
@@ -114,9 +112,8 @@ def _evaluate_kitti(args, names, overrides, make_bar):
     """--kitti-dir: K-Radar's prediction folder read into columns (frames paired by file name), conditions
     from its desc/ files, then evaluated as annotation pickles are (frames without GT dropped)."""
     from kradar_plugin.files.kitti_folders import read_folder
-    from .kradar_eval import fields_read
-    from .subset import in_region
-    from .validation import check_columns
+    from .engine import fields_read
+    from .validation import check_columns, in_region
     folder = read_folder(args.kitti_dir, progress=lambda n: make_bar(n, not args.no_progress))
     fields = fields_read(names, args.iou_mode, args.eval_types, **overrides)
     gt = check_columns('gt_annos', folder.gt[0], folder.gt[1], fields)
@@ -133,8 +130,7 @@ def _evaluate_kitti(args, names, overrides, make_bar):
         sys.stderr.write('kradar-eval: note: K-Radar\'s prediction folders name no sequence: --bootstrap resamples '
                          'frames, not sequences (give --conditions with a sequence per frame for sequence '
                          'intervals)\n')
-    return _evaluate_sides(args, names, overrides, [SideSet(gt, dt, None, conditions)], make_bar,
-                           frame_rule=True)
+    return _evaluate_sides(args, names, overrides, gt, dt, conditions, None, make_bar)
 
 
 def _evaluator(args, names, overrides):
@@ -152,24 +148,25 @@ def _evaluator(args, names, overrides):
         score_threshold=args.score_threshold, conditions=None, bootstrap=args.bootstrap, seed=args.seed,
         box_convention=args.box_convention, dt_z_is_bottom=args.dt_z_is_bottom, grouped=_grouped_mode(args) or None,
         kradar_root=args.kradar_root, label_version=args.label_version, labels_dir=args.labels_dir,
-        only_r=args.only_r, preset=args.preset, groups=user_groups(args), groups_only=args.groups_only, **settings)
+        only_r=args.only_r, preset=args.preset, groups=user_groups(args), groups_only=args.groups_only,
+        curves=bool(args.plot_dir), **settings)
     if annotations:
         evaluator.region_filtered = bool(args.benchmark or args.preset)
     args.evaluator = evaluator
     return evaluator
 
 
-def _evaluate_sides(args, names, overrides, inputs, make_bar, frame_rule, evaluator=None):
-    """Evaluations and grouped results of ``inputs`` (see ``KRadarEvaluator.evaluate_sides``)."""
-    evaluator = evaluator or _evaluator(args, names, overrides)
-    return evaluator.evaluate_sides(inputs, frame_rule, progress=lambda n: make_bar(n, not args.no_progress))
+def _evaluate_sides(args, names, overrides, gt, dt, rows, other, make_bar):
+    """Evaluations and grouped results of checked sides (see ``KRadarEvaluator.evaluate_gathered``)."""
+    return _evaluator(args, names, overrides).evaluate_gathered(
+        gt, dt, rows, other, progress=lambda n: make_bar(n, not args.no_progress))
 
 
 def _evaluate_results(args, names, overrides, make_bar):
     """--infos / --results: both files gathered into columns once (in worker processes for large files,
     while numba warms up), then evaluated by the evaluator (``KRadarEvaluator.evaluate_gathered``)."""
     from kradar_plugin.evaluation.inputs.kradar_columns import gather_infos, gather_result_frames, info_list
-    from .kradar_eval import warm_up
+    from .engine import warm_up
     from . import conditions as cond
     classes = tuple(args.classes)
     evaluator = _evaluator(args, names, overrides)
@@ -220,7 +217,7 @@ def _evaluate_results(args, names, overrides, make_bar):
 def read_checked(gt_path, dt_path, fields, meanwhile=None, trusted=False, limits=None, export=None,
                  what=('--gt-annos', '--dt-annos')):
     """(gt, dt) :class:`validation.CheckedSide` of two annotation files (pickles or exported .npz), checked
-    for the optional ``fields`` the evaluation reads (``kradar_eval.fields_read``). ``meanwhile()`` runs in
+    for the optional ``fields`` the evaluation reads (``engine.fields_read``). ``meanwhile()`` runs in
     this process while children read; it is not called when the files are read in process. ``what``: the
     options that name the files; ``export``: a directory to write each side to as .npz (all fields)."""
     from .inputs.npz_layout import annos_side

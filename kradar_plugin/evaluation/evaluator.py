@@ -5,26 +5,21 @@ threshold, bootstrap, comparison, tables) exists on every path with one implemen
 The shape of detectron2's ``DatasetEvaluator``: settings in the constructor, :meth:`reset`,
 :meth:`process` per batch or frame (EchoFusion infos and the model's per-frame results), :meth:`evaluate`
 (flat metrics, ``kradar_eval``'s keys); :meth:`settings` / :meth:`from_settings` to save and restore it,
-:meth:`offline_command` for the ``kradar-eval`` line that repeats it. :meth:`evaluate_sides` is the step
-below, on already converted sides (what the CLI's annotation path and its worker reading feed).
+:meth:`offline_command` for the ``kradar-eval`` line that repeats it. :meth:`evaluate_gathered` is the step
+below, on frames already in columns (what the CLI's readers and worker processes feed).
 
 ``kradar_eval()`` stays EchoFusion's drop-in function (``kradar_eval.py``); this object adds what a dataset
-evaluation needs around it.
+evaluation needs around it. Both run the evaluation engine (``engine``): one matching per protocol and
+model, from which the pooled AP, every threshold, group and bootstrap draw are read.
 """
-import collections
-
-import numpy as np
-
-from .kradar_eval import DEFAULT_EVAL_TYPES, evaluate_prepared, fields_read, prepare
 from .command_line import relabel_options, shell_line
+from .engine import EventTable, fields_read, prepare
+from .kradar_eval import DEFAULT_EVAL_TYPES
 from .protocols import BENCHMARKS, Protocol, get_protocol
+from .validation import resolve_classes
 
 #: the condition keys EchoFusion's infos carry at the top level
 CONDITION_KEYS = ('road_type', 'capture_time', 'climate')
-
-SideSet = collections.namedtuple('SideSet', 'gt dt other conditions')
-SideSet.__doc__ = ("One input of :meth:`KRadarEvaluator.evaluate_sides`: GT and detections (annotation lists or "
-                   "checked sides), a second model's detections or None, one condition row per frame or None.")
 
 
 class KRadarEvaluator(object):
@@ -47,14 +42,15 @@ class KRadarEvaluator(object):
     runs once, ``groups_at`` / ``evaluations_at`` hold one entry per threshold, the first is the headline.
     ``preset`` (a name of ``presets.PRESETS``): the protocol, region, classes and thresholds of a published
     setting; arguments given beside it (not None) override it and ``preset_overrides`` says which.
-    ``groups``: user groups of sequences (``groups.resolve``) beside the conditions (``groups_only``: instead)
+    ``groups``: user groups of sequences (``groups.resolve``) beside the conditions (``groups_only``: instead).
+    ``curves``: fill each Evaluation's precision-recall ``curves`` (for plots; off: not computed).
     """
 
     def __init__(self, classes=None, protocol=None, eval_types=DEFAULT_EVAL_TYPES, iou_mode='all', benchmark=None,
                  pcd_limit_range=None, azi_limit_range=None, score_threshold=None, conditions='auto', bootstrap=0,
                  seed=0, box_convention=None, dt_z_is_bottom=False, grouped=None, kradar_root=None,
                  label_version=None, labels_dir=None, only_r=False, preset=None, groups=None, groups_only=False,
-                 **protocol_overrides):
+                 curves=False, **protocol_overrides):
         self.preset = None
         self.preset_overrides = []
         if preset is not None:
@@ -88,8 +84,8 @@ class KRadarEvaluator(object):
         self.score_threshold = self.score_thresholds[0]
         #: the label versions the GT records (set by :meth:`gt_infos` and the CLI); None: not known
         self.label_versions = None
-        #: whether the protocol's region was applied to the inputs: by :meth:`evaluate_gathered` (infos and
-        #: results), not by :meth:`evaluate_sides` alone (annotation lists are used as given)
+        #: whether the protocol's region was applied to the inputs: by :meth:`evaluate_gathered` on infos and
+        #: results, not on frames in the evaluator's layout (annotation lists are used as given)
         self.region_filtered = False
         self.conditions = conditions
         self.bootstrap = int(bootstrap)
@@ -97,6 +93,7 @@ class KRadarEvaluator(object):
         self.box_convention = box_convention
         self.dt_z_is_bottom = bool(dt_z_is_bottom)
         self.grouped = grouped
+        self.curves = bool(curves)
         if (label_version or labels_dir or only_r) and not kradar_root:
             raise ValueError('label_version/labels_dir/only_r need kradar_root (the dataset root with the '
                              'sequence folders)')
@@ -156,10 +153,17 @@ class KRadarEvaluator(object):
         return dict(self.evaluations[0].ap_dict)
 
     def evaluate_gathered(self, gt, dt, rows=None, other=None, progress=None):
-        """The step below :meth:`evaluate`, on frames already gathered into columns (``kradar_columns``:
-        ``gather_infos`` and ``gather_result_frames``, e.g. in the CLI's worker processes): each protocol's
-        region and frame policy, then :meth:`evaluate_sides`. ``rows``: one condition row per frame or None;
-        ``other``: a second model's gathered results (a comparison) or None. Returns (Evaluations, groups)."""
+        """The step below :meth:`evaluate`, on frames already in columns: EchoFusion infos and results gathered
+        (``kradar_columns``: ``gather_infos`` and ``gather_result_frames``, e.g. in the CLI's worker
+        processes), converted here under each protocol's region; or frames in the evaluator's layout
+        (annotation lists or ``validation.CheckedSide``: ``kradar-eval --gt-annos`` and ``--kitti-dir``), used
+        as given. Each protocol's frame rule applies either way. ``rows``: one condition row per frame or None;
+        ``other``: a second model's frames, in the same form (a comparison), or None; ``progress(n_frames)``: a
+        bar. Returns (Evaluations, {protocol name: groups} or None); groups that fail for conditions found in
+        the infos (``conditions='auto'``) leave their error in ``self.group_error`` instead of raising."""
+        from kradar_plugin.evaluation.inputs.kradar_columns import Gathered
+        if not isinstance(gt, Gathered):
+            return self._evaluate_frames([(gt, dt, other)], rows, progress)
         from kradar_plugin.evaluation.inputs.box_convention import resolve_box_convention
         from kradar_plugin.evaluation.inputs.kradar_columns import Converted
         classes = tuple(self.classes)
@@ -170,10 +174,9 @@ class KRadarEvaluator(object):
         fields = fields_read(self.protocols, 'all', self.eval_types)
         inputs = []
         for proto in self.protocols:
-            gt_side, dt_side, kept = conv.sides(proto, fields)
-            b_side = conv_b.sides(proto, fields)[1] if conv_b is not None else None
-            inputs.append(SideSet(gt_side, dt_side, b_side, [rows[i] for i in kept] if rows is not None else None))
-        return self.evaluate_sides(inputs, frame_rule=False, progress=progress)
+            gt_side, dt_side = conv.sides(proto, fields)
+            inputs.append((gt_side, dt_side, conv_b.sides(proto, fields)[1] if conv_b is not None else None))
+        return self._evaluate_frames(inputs, rows, progress)
 
     def gt_infos(self, infos):
         """``infos`` with the GT this evaluator scores against: relabelled from ``kradar_root`` when given;
@@ -209,7 +212,7 @@ class KRadarEvaluator(object):
         tree = KRadarTree(self.kradar_root, normalize_version(self.label_version or 'v1.0'), self.labels_dir)
         return relabel_infos(infos, tree, only_r=self.only_r, what=what)
 
-    # ---- the step below: converted sides ----
+    # ---- conditions, and the engine under evaluate_gathered ----
     def condition_rows(self, infos):
         """One condition row per frame, as ``conditions`` says (None: no groups)."""
         from . import conditions as cond
@@ -227,57 +230,54 @@ class KRadarEvaluator(object):
                 len(rows), len(infos)))
         return rows
 
-    def evaluate_sides(self, inputs, frame_rule, progress=None):
-        """Evaluate ``inputs``: one :class:`SideSet` shared by every protocol, or one per protocol. Each input
-        is checked and its overlaps computed once, for the pooled evaluation and every group. ``frame_rule``: drop
-        frames without GT here (sides not converted by the dataset step); ``progress(n_frames)``: a bar.
-        Returns (Evaluations, {protocol name: groups} or None); groups that fail for conditions found in
-        the infos (``conditions='auto'``) leave their error in ``self.group_error`` instead of raising."""
-        from .grouped import Grouped
+    def _evaluate_frames(self, inputs, rows, progress):
+        """:meth:`evaluate_gathered` on sides in the evaluator's layout: ``inputs``, one (gt, dt, other) shared by
+        every protocol or one per protocol, each prepared once (checked, overlaps) and matched once per
+        protocol and model; the pooled AP at every threshold and every group are read from those tables."""
+        from .grouped import groups_at
         self.group_error = None
         shared = len(inputs) == 1
         thresholds = list(self.score_thresholds)
-        evaluations, groups = [], {}
-        groups_at = [{} for _ in thresholds]
+        grouped = self._grouped(rows, inputs[0][2])
+        groups = {}
+        groups_by_threshold = [{} for _ in thresholds]
         at = [[] for _ in thresholds]
-        side = both = None
+        sides = classes = None
         for n, proto in enumerate(self.protocols):
-            gt, dt, other, rows = inputs[0 if shared else n]
+            gt, dt, other = inputs[0 if shared else n]
             if n == 0 or not shared:
                 reading = self.protocols if shared else [proto]
-                side = prepare(gt, dt, reading, self.eval_types)
-                both = Grouped(side, prepare(gt, other, reading, self.eval_types) if other is not None else None)
-            bar = progress(side.frames.n_frames) if progress is not None else None
-            evaluations.extend(evaluate_prepared(side, self.classes, [proto], self.eval_types, progress=bar,
-                                                 frame_rule=frame_rule, score_threshold=self.score_threshold))
-            if len(thresholds) > 1:   # every threshold from the event table the groups use: matching once
-                table = both.tables(proto, self.classes, self._group_types(proto))[0]
-                for n_t, ev in enumerate(table.evaluate_at(table.frame_weights(np.arange(table.n_frames)),
-                                                           thresholds)):
-                    from .report import result_string
-                    ev.result_str = result_string(ev)
-                    at[n_t].append(ev)
-            if self._grouped(rows, other):
-                if self.user_groups:
-                    from .groups import check
-                    self.group_notes = check(self.user_groups, rows)
-                try:
-                    per_threshold = both.groups_at(proto, self.classes, rows, thresholds, self._group_types(proto),
-                                                   self.bootstrap, self.seed, self.user_groups, self.groups_only,
-                                                   progress(side.frames.n_frames) if progress else None)
-                    for n_t, one in enumerate(per_threshold):
-                        groups_at[n_t][proto.name] = one
-                    groups[proto.name] = per_threshold[0]
-                except Exception as exc:  # noqa: BLE001 - see below
-                    if self.conditions != 'auto' or self.grouped or other is not None or self.user_groups:
-                        raise
-                    # conditions found in the infos are extra: the metrics stand, the caller says why no table
-                    self.group_error = exc
-        self.evaluations = evaluations
-        self.evaluations_at = at if len(thresholds) > 1 else [evaluations]
+                sides = [prepare(gt, dt, reading, self.eval_types)] + (
+                    [prepare(gt, other, reading, self.eval_types)] if other is not None else [])
+            classes = classes or resolve_classes(self.classes)
+            tables = [EventTable(proto, side, classes, self.eval_types) for side in sides]
+            bar = progress(sides[0].frames.n_frames) if progress is not None else None
+            for n_t, ev in enumerate(tables[0].match(thresholds, self.curves, keep=grouped, progress=bar)):
+                at[n_t].append(ev)
+            for table in tables[1:]:
+                table.match(keep=True)
+            if not grouped:
+                continue
+            if self.user_groups:
+                from .groups import check
+                self.group_notes = check(self.user_groups, rows)
+            try:
+                per_threshold = groups_at(tables, rows, thresholds, self._group_types(proto), self.bootstrap,
+                                          self.seed, self.user_groups, self.groups_only,
+                                          progress(sides[0].frames.n_frames) if progress else None)
+                for n_t, one in enumerate(per_threshold):
+                    groups_by_threshold[n_t][proto.name] = one
+                groups[proto.name] = per_threshold[0]
+            except Exception as exc:  # noqa: BLE001 - see below
+                if self.conditions != 'auto' or self.grouped or other is not None or self.user_groups:
+                    raise
+                # conditions found in the infos are extra: the metrics stand, the caller says why no table
+                self.group_error = exc
+        self.evaluations = at[0]
+        self.evaluations_at = at
         self.groups = groups or None
-        self.groups_at = [g or None for g in groups_at] if groups else None
-        return evaluations, self.groups
+        self.groups_at = [g or None for g in groups_by_threshold] if groups else None
+        return self.evaluations, self.groups
 
     def _grouped(self, rows, other):
         return (bool(self.grouped) or rows is not None or other is not None or bool(self.bootstrap)
@@ -332,7 +332,7 @@ class KRadarEvaluator(object):
                 'kradar_root': self.kradar_root, 'label_version': self.label_version,
                 'labels_dir': self.labels_dir, 'only_r': self.only_r, 'preset': self.preset,
                 'groups': [group_option(g) for g in self.user_groups] or None, 'groups_only': self.groups_only,
-                'protocol_overrides': dict(self.protocol_overrides)}
+                'curves': self.curves, 'protocol_overrides': dict(self.protocol_overrides)}
 
     @classmethod
     def from_settings(cls, settings):

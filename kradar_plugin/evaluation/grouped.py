@@ -1,107 +1,90 @@
-"""K-Radar's per-condition evaluation: groups, a confidence threshold, the protocol's frame rule,
-bootstrap intervals over sequences, and a paired comparison of two models -- on matching done once.
+"""K-Radar's per-condition evaluation: groups, confidence thresholds, bootstrap intervals over sequences, and a
+paired comparison of two models -- read from event tables (``engine.EventTable``), matching done once.
 
-:meth:`Grouped.groups` returns the ``--json`` payload's ``groups``: ``{name: {"frames": n, "gt": {class:
+:func:`groups_at` returns the ``--json`` payload's ``groups``: ``{name: {"frames": n, "gt": {class:
 n}, "metrics": {key: AP or None}[, "ci95": {key: [lo, hi] or null}, "sequences": n][, "metrics_b": {...},
 "delta": {key: B - A}][, "delta_ci95": {...}]}}``; ``ci95`` is null where the group has fewer than two
 sequences (resampling one sequence gives no interval). Without sequences (K-Radar's prediction folders) frames
 are resampled: ``sequences`` is null and ``resampled_frames`` counts them.
 The frame rule (``legacy``, ``kradar``, ``revised``: frames without GT of the evaluated classes are dropped
-with their detections; ``fixed``: kept) is applied here, so it holds on every input path. A group is
-evaluated even with a single frame (K-Radar's own evaluator fails under 10).
+with their detections; ``fixed``: kept) is the tables' frame weights, so it holds on every input path. A group
+is evaluated even with a single frame (K-Radar's own evaluator fails under 10).
 """
 import zlib
 
 import numpy as np
 
 from . import conditions as cond
-from .event_table import EventTable, group_metrics
-from .kradar_eval import DEFAULT_EVAL_TYPES, prepare
-from .protocols import get_protocol
-from .validation import check_eval_types, resolve_classes
+from .report import json_metrics
 
 
-class Grouped(object):
-    """Model A (and optionally B, on the same GT) prepared once: overlaps are computed once per frame and
-    shared by every protocol, group, score threshold and bootstrap replicate."""
+def groups_at(tables, conditions=None, score_thresholds=(None,), metrics=None, bootstrap=0, seed=0,
+              user_groups=None, groups_only=False, progress=None):
+    """``{group: {...}}`` (see the module docstring) at each of ``score_thresholds`` (K-Radar's pipeline runs
+    0.3, 0.5 and 0.7): one dict per threshold, each group's events gathered once for all of them (the same
+    bootstrap draws).
 
-    def __init__(self, prepared_a, prepared_b=None):
-        self.sides = [prepared_a] + ([prepared_b] if prepared_b is not None else [])
-        self._tables = {}
+    ``tables``: the matched :class:`~kradar_plugin.evaluation.engine.EventTable` of model A (and B, on the
+    same GT) for one protocol; ``metrics``: the metrics reported (None: the tables'). ``conditions``: one
+    ``{'road_type', 'capture_time', 'climate'[, 'sequence']}`` per frame (None: ``total`` only).
+    ``bootstrap``: replicates that resample, in each group, its whole sequences (a frame's ``sequence``; each
+    frame its own when absent) with replacement, seeded by ``seed`` and the group's name (the same seed gives
+    the same intervals); model A and B share the draws (paired). ``user_groups``: ``groups.UserGroup`` list,
+    added as ``group/<name>`` (``groups_only``: without the condition groups). ``progress``: a bar
+    (``progress.make_bar``) told about each bootstrap replicate."""
+    thresholds = list(score_thresholds)
+    n = tables[0].n_frames
+    if conditions is not None and len(conditions) != n:
+        raise ValueError('conditions describe {} frames but {} frames are evaluated'.format(len(conditions), n))
+    kept = np.flatnonzero(tables[0].frame_weights())
+    outs = [{} for _ in thresholds]
+    selections = cond.groups(conditions, kept, user_groups, groups_only)
+    if progress is not None and bootstrap:
+        progress.start(len(selections) * int(bootstrap), 'bootstrap ({} replicates x {} groups)'.format(
+            int(bootstrap), len(selections)))
+    for name, idx in selections.items():
+        if not len(idx) and name != 'total' and not name.startswith('group/'):
+            continue
+        weights = tables[0].frame_weights(idx)
+        per_model = [[group_metrics(ev) for ev in t.read(weights, thresholds, metrics)] for t in tables]
+        entries = []
+        for j, out in enumerate(outs):
+            values, gt = per_model[0][j]
+            entry = {'frames': len(idx), 'gt': gt, 'metrics': values}
+            if len(tables) > 1:
+                entry['metrics_b'] = per_model[1][j][0]
+                entry['delta'] = _delta(values, per_model[1][j][0])
+            out[name] = entry
+            entries.append(entry)
+        if bootstrap:
+            _bootstrap(entries, name, idx, conditions, tables, thresholds, metrics, int(bootstrap), seed, progress)
+    if progress is not None and bootstrap:
+        progress.close()
+    return outs
 
-    @classmethod
-    def from_annos(cls, gt_annos, dt_annos, protocols, eval_types=DEFAULT_EVAL_TYPES, compare_dt_annos=None):
-        """Check and prepare annotation lists (``compare_dt_annos``: model B's detections)."""
-        a = prepare(gt_annos, dt_annos, protocols, eval_types)
-        b = prepare(gt_annos, compare_dt_annos, protocols, eval_types) if compare_dt_annos is not None else None
-        return cls(a, b)
 
-    @property
-    def n_frames(self):
-        return self.sides[0].frames.n_frames
+def group_metrics(evaluation):
+    """(``--json`` metrics with None where the class has no GT in the group, {class: GT count}).
 
-    def tables(self, protocol, classes, eval_types):
-        """The :class:`EventTable` of each model for a protocol (name or Protocol), built once."""
-        proto = get_protocol(protocol)
-        key = (proto, tuple(classes), tuple(eval_types))
-        if key not in self._tables:
-            self._tables[key] = [EventTable(proto, side, classes, eval_types) for side in self.sides]
-        return self._tables[key]
-
-    def groups(self, protocol, current_classes, conditions=None, score_threshold=None, eval_types=DEFAULT_EVAL_TYPES,
-               bootstrap=0, seed=0):
-        """``{group: {...}}`` (see the module docstring) for one protocol and score threshold.
-
-        ``conditions``: one ``{'road_type', 'capture_time', 'climate'[, 'sequence']}`` per frame (None:
-        ``total`` only). ``bootstrap``: replicates that resample, in each group, its whole sequences (a
-        frame's ``sequence``; each frame its own when absent) with replacement, seeded by ``seed`` and the
-        group's name (the same seed gives the same intervals); model A and B share the draws (paired)."""
-        return self.groups_at(protocol, current_classes, conditions, [score_threshold], eval_types, bootstrap,
-                              seed)[0]
-
-    def groups_at(self, protocol, current_classes, conditions=None, score_thresholds=(None,),
-                  eval_types=DEFAULT_EVAL_TYPES, bootstrap=0, seed=0, user_groups=None, groups_only=False,
-                  progress=None):
-        """:meth:`groups` at each of ``score_thresholds`` (K-Radar's pipeline runs 0.3, 0.5 and 0.7): one
-        dict per threshold, each group's events gathered once for all of them (the same bootstrap draws).
-        ``user_groups``: ``groups.UserGroup`` list, added as ``group/<name>`` (``groups_only``: without the
-        condition groups). ``progress``: a bar (``progress.make_bar``) told about each bootstrap replicate."""
-        proto = get_protocol(protocol)
-        eval_types = check_eval_types(eval_types)
-        classes = resolve_classes(current_classes)
-        thresholds = list(score_thresholds)
-        n = self.n_frames
-        if conditions is not None and len(conditions) != n:
-            raise ValueError('conditions describe {} frames but {} frames are evaluated'.format(
-                len(conditions), n))
-        if bootstrap < 0:
-            raise ValueError('bootstrap must be >= 0, got {}'.format(bootstrap))
-        tables = self.tables(proto, classes, eval_types)
-        kept = np.flatnonzero(tables[0].frame_weights(np.arange(n)))
-        outs = [{} for _ in thresholds]
-        selections = cond.groups(conditions, kept, user_groups, groups_only)
-        if progress is not None and bootstrap:
-            progress.start(len(selections) * int(bootstrap), 'bootstrap ({} replicates x {} groups)'.format(
-                int(bootstrap), len(selections)))
-        for name, idx in selections.items():
-            if not len(idx) and name != 'total' and not name.startswith('group/'):
-                continue
-            weights = tables[0].frame_weights(idx)
-            per_model = [[group_metrics(ev) for ev in t.evaluate_at(weights, thresholds)] for t in tables]
-            entries = []
-            for j, out in enumerate(outs):
-                metrics, gt = per_model[0][j]
-                entry = {'frames': len(idx), 'gt': gt, 'metrics': metrics}
-                if len(tables) > 1:
-                    entry['metrics_b'] = per_model[1][j][0]
-                    entry['delta'] = _delta(metrics, per_model[1][j][0])
-                out[name] = entry
-                entries.append(entry)
-            if bootstrap:
-                _bootstrap(entries, name, idx, conditions, tables, thresholds, int(bootstrap), seed, progress)
-        if progress is not None and bootstrap:
-            progress.close()
-        return outs
+    A distance bin without GT of a class is None too; ``Overall`` averages the classes that have GT."""
+    classes = evaluation.classes
+    metrics = json_metrics(evaluation)
+    gt = dict((cls, int(evaluation.num_gt[(cls, 0)])) for cls in classes)
+    columns = dict((label, k) for k, label in enumerate(evaluation.columns))
+    for key in list(metrics):
+        cls, rest = key.split('/', 1)
+        if cls in gt:
+            parts = rest.split('/')
+            k = columns.get(parts[1], 0) if len(parts) > 1 else 0
+            if evaluation.num_gt[(cls, k)] == 0:
+                metrics[key] = None
+    for key in list(metrics):
+        cls, rest = key.split('/', 1)
+        if cls == 'Overall' and cls not in gt:
+            values = [metrics.get('{}/{}'.format(c, rest)) for c in classes]
+            values = [v for v in values if v is not None]
+            metrics[key] = float(np.mean(values)) if values else None
+    return metrics, gt
 
 
 def _delta(a, b):
@@ -122,7 +105,7 @@ def _interval(samples, keys):
     return out
 
 
-def _bootstrap(entries, name, idx, conditions, tables, thresholds, replicates, seed, progress=None):
+def _bootstrap(entries, name, idx, conditions, tables, thresholds, metrics, replicates, seed, progress=None):
     """Percentile intervals over ``replicates`` draws of the group's sequences (with replacement, as
     many as it has; ``sequences`` their count, and no interval (None) with fewer than two); ``ci95`` for
     model A and, with model B, ``delta_ci95`` for B - A on the same draws (one entry per score threshold, all
@@ -154,7 +137,7 @@ def _bootstrap(entries, name, idx, conditions, tables, thresholds, replicates, s
         draw = rng.randint(0, len(blocks), size=len(blocks))
         chosen = np.concatenate([blocks[k] for k in draw]) if len(draw) else np.zeros(0, dtype=np.int64)
         weights = tables[0].frame_weights(chosen)
-        res = [[group_metrics(ev)[0] for ev in t.evaluate_at(weights, thresholds)] for t in tables]
+        res = [[group_metrics(ev)[0] for ev in t.read(weights, thresholds, metrics)] for t in tables]
         if progress is not None:
             progress.update(1)
         for j in range(len(thresholds)):
@@ -165,13 +148,3 @@ def _bootstrap(entries, name, idx, conditions, tables, thresholds, replicates, s
         entry['ci95'] = _interval(a_samples[j], entry['metrics'])
         if len(tables) > 1:
             entry['delta_ci95'] = _interval(d_samples[j], entry['metrics'])
-
-
-def evaluate_grouped(gt_annos, dt_annos, current_classes, protocol='legacy', conditions=None,
-                     score_threshold=None, iou_mode='all', eval_types=DEFAULT_EVAL_TYPES, bootstrap=0, seed=0,
-                     compare_dt_annos=None, **overrides):
-    """One call: ``(Protocol, groups)`` of ``dt_annos`` (and ``compare_dt_annos``, model B) per condition;
-    arguments as :meth:`Grouped.groups` and ``kradar_eval`` (``overrides``: protocol settings)."""
-    proto = get_protocol(protocol, iou_mode=iou_mode, **overrides)
-    grouped = Grouped.from_annos(gt_annos, dt_annos, [proto], eval_types, compare_dt_annos)
-    return proto, grouped.groups(proto, current_classes, conditions, score_threshold, eval_types, bootstrap, seed)

@@ -1,9 +1,9 @@
-"""Matching, the one engine behind the pooled evaluation (``kradar_eval``) and the grouped one
-(``event_table``): which GT and detections count for a class and difficulty column (:func:`ignore_codes`), the
-plan of curves of a protocol (:func:`plan_curves`), the frame rule (:func:`frames_kept`), the per-pair inputs
-of the matching kernel (:func:`match_inputs`), the thread-pool driver (:func:`run_tasks`), and the score-
-threshold rule of each protocol as ONE table entry (:data:`CURVE_RULES`: ``kitti41`` reads 41 thresholds picked
-from the TP scores, ``every_score`` the exact envelope at every score).
+"""Matching, the rules behind the evaluation engine (``engine``): which GT and detections count for a class and
+difficulty column (:func:`ignore_codes`), the plan of curves of a protocol (:func:`plan_curves`), the frame
+rule (:func:`frames_kept`), the per-pair inputs of the matching kernel (:func:`match_inputs`), the thread-pool
+driver (:func:`run_tasks`), and the score-threshold rule of each protocol as ONE table entry
+(:data:`CURVE_RULES`: ``kitti41`` reads 41 thresholds picked from the TP scores, ``every_score`` the exact
+envelope at every score).
 """
 import collections
 import os
@@ -144,10 +144,19 @@ def frames_kept(frames, classes, proto):
     Protocols with ``drop_frames_without_gt`` (legacy, kradar, revised, as K-Radar's pipeline and EchoFusion's
     ``format_anno`` do) drop frames without GT of the evaluated classes, with their detections; ``fixed`` keeps
     every frame (their detections are false positives)."""
-    from .subset import frames_with_gt
     if proto.drop_frames_without_gt:
         return frames_with_gt(frames, classes)
     return np.ones(frames.n_frames, dtype=bool)
+
+
+def frames_with_gt(frames, classes):
+    """Per frame (bool): does it hold a GT object of one of ``classes``? K-Radar's pipeline writes no
+    file for a frame whose label, after its class and region filter, is empty; EchoFusion's
+    ``format_anno`` drops such frames with their detections. GT of other classes do not count."""
+    codes = [code for cls in classes for code in frames.codes_of(cls)]
+    rows = np.isin(frames.gt['code'], codes)
+    gt_frame = np.repeat(np.arange(frames.n_frames, dtype=np.int64), np.diff(frames.gt_off))
+    return np.bincount(gt_frame[rows], minlength=frames.n_frames) > 0
 
 
 def match_inputs(prepared, metric, proto):
@@ -193,13 +202,6 @@ class _Kitti41(object):
         return 4 if compute_aos else 3      # the similarity column only serves AOS
 
     @staticmethod
-    def pooled(events, tp_scores, ign_gt, ign_dt, order):
-        """(thresholds, recall, precision, orientation, envelope or None) of one curve of a whole set."""
-        thresholds = ap_mod.get_thresholds(tp_scores, int(np.sum(ign_gt == 0)))
-        tp, fp, fn, sim = statistics.counts_at(statistics.thresholds_kitti(thresholds, order), events)
-        return thresholds, ap_mod.ratios(tp, tp + fn), ap_mod.ratios(tp, tp + fp), ap_mod.ratios(sim, tp + fp), None
-
-    @staticmethod
     def selection(selected):
         """What :meth:`of_selection` reads of a selection's events (rows in descending score order)."""
         cum = np.zeros((len(selected) + 1, selected.shape[1]), dtype=np.float64)
@@ -208,7 +210,8 @@ class _Kitti41(object):
 
     @staticmethod
     def of_selection(proto, cum, keep, num_gt, tp_scores, desc, takes_part, compute_aos):
-        """(AP, AOS or None) of a selection at the thresholds picked from its ``tp_scores``."""
+        """(AP, AOS or None, points) of a selection at the thresholds picked from its ``tp_scores``; points:
+        (thresholds, recall, precision, curve recall, curve precision)."""
         thresholds = ap_mod.get_thresholds(tp_scores, num_gt)
         at = cum[np.searchsorted(-desc, -thresholds, side='right')]
         tp, fp = at[:, 0], at[:, 1]
@@ -216,8 +219,9 @@ class _Kitti41(object):
         precision = ap_mod.ratios(tp, tp + fp)
         recall = ap_mod.ratios(tp, tp + fn)
         orientation = ap_mod.ratios(at[:, 3], tp + fp) if compute_aos else precision
-        value, aos, _, _ = ap_mod.curve_ap(proto.interpolation, recall, precision, orientation, None, compute_aos)
-        return value, aos
+        value, aos, curve_recall, curve_precision = ap_mod.curve_ap(proto.interpolation, recall, precision,
+                                                                    orientation, None, compute_aos)
+        return value, aos, (thresholds, recall, precision, curve_recall, curve_precision)
 
 
 class _EveryScore(object):
@@ -230,12 +234,6 @@ class _EveryScore(object):
         return 4                # the envelope reads all four columns
 
     @staticmethod
-    def pooled(events, tp_scores, ign_gt, ign_dt, order):
-        (thresholds, recall, precision, orientation), best_p, best_o = statistics.every_score_curve(
-            events, ign_dt, order, ap_mod.CURVE_POSITIONS)
-        return thresholds, recall, precision, orientation, (best_p, best_o)
-
-    @staticmethod
     def selection(selected):
         return selected
 
@@ -244,11 +242,11 @@ class _EveryScore(object):
         events = selected[:keep]
         if events.shape[1] < 4:
             events = np.concatenate([events, np.zeros((len(events), 1))], axis=1)
-        (_, recall, precision, orientation), best_p, best_o = statistics.envelope(
+        (thresholds, recall, precision, orientation), best_p, best_o = statistics.envelope(
             events, num_gt, takes_part[:keep], desc[:keep], ap_mod.CURVE_POSITIONS)
-        value, aos, _, _ = ap_mod.curve_ap(proto.interpolation, recall, precision, orientation, (best_p, best_o),
-                                           compute_aos)
-        return value, aos
+        value, aos, curve_recall, curve_precision = ap_mod.curve_ap(proto.interpolation, recall, precision,
+                                                                    orientation, (best_p, best_o), compute_aos)
+        return value, aos, (thresholds, recall, precision, curve_recall, curve_precision)
 
 
 #: the score-threshold rule of each ``Protocol.threshold_selection``

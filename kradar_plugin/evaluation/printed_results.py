@@ -56,7 +56,7 @@ def key_of(cls, metric, iou):
 
 def to_groups(blocks, gt_counts=None):
     """``(groups, classes, ious, unverified)`` of the blocks of one confidence threshold: ``groups`` as
-    ``Grouped.groups`` gives them (``gt`` from ``gt_counts`` {group: {class: n}} where known, else None),
+    ``grouped.groups_at`` gives them (``gt`` from ``gt_counts`` {group: {class: n}} where known, else None),
     in K-Radar's order; ``unverified``: ``(group, key)`` of the 0.0 values that may mean "no GT"."""
     groups, classes, ious, unverified = collections.OrderedDict(), [], [], set()
     for b in blocks:

@@ -1,9 +1,7 @@
-"""Turning an :class:`~kradar_plugin.evaluation.kradar_eval.Evaluation` into text, metric dicts, JSON
+"""Turning an :class:`~kradar_plugin.evaluation.engine.Evaluation` into text, metric dicts, JSON
 and precision-recall PNGs."""
 import os
 import re
-
-import numpy as np
 
 _ROW = (('bbox', 'bbox AP:'), ('bev', 'bev  AP:'), ('3d', '3d   AP:'))
 _ECHO = (('3d', '3D'), ('bev', 'BEV'), ('bbox', '2D'))
@@ -162,11 +160,6 @@ def compact_table(evaluations, width=7):
     return '\n'.join(line.rstrip() for line in lines) + '\n'
 
 
-def side_by_side(evaluations):
-    """Former name of :func:`compact_table`."""
-    return compact_table(evaluations)
-
-
 def _safe(name):
     return re.sub(r'[^A-Za-z0-9_.-]+', '_', name)
 
@@ -214,7 +207,7 @@ def save_pr_curves(ev, out_dir):
 
 def save_overviews(ev, out_dir, groups=None):
     """One PNG per class with every precision-recall curve of the evaluation (a panel per metric, a line
-    per IoU threshold, first column) and, with condition ``groups`` (``grouped.Grouped.groups``), a panel of
+    per IoU threshold, first column) and, with condition ``groups`` (``grouped.groups_at``), a panel of
     AP3D / APBEV per weather at the first IoU threshold; ``<protocol>_<Class>_overview.png``. Returns the
     paths written."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg

@@ -23,11 +23,11 @@ score level at a time as ``t`` falls. :func:`frame_events` walks each frame's le
 score order, and records how tp / fp / fn / AOS similarity change at each level. A newly active
 detection that overlaps no GT above the IoU threshold can never be assigned: it only adds a false
 positive. One that overlaps a single GT which had no detection changes that GT alone (later GTs never
-saw it). Only otherwise is the frame matched again. :func:`counts_at` (41 KITTI thresholds) and
-:func:`every_score_curve` (every score) then sum these changes over the detections sorted by descending
-score and read the totals at each threshold. The counts equal a direct re-matching of every frame at
-every threshold (the legacy evaluators' ``fused_compute_statistics``), at a cost independent of the
-number of thresholds.
+saw it). Only otherwise is the frame matched again. The evaluation engine (``engine``: 41 KITTI
+thresholds) and :func:`envelope` (every score) then sum these changes over the detections sorted by
+descending score and read the totals at each threshold. The counts equal a direct re-matching of every
+frame at every threshold (the legacy evaluators' ``fused_compute_statistics``), at a cost independent of
+the number of thresholds.
 """
 import numpy as np
 
@@ -214,22 +214,6 @@ def dontcare_hits(n_dt, dcov, dc_pairs, min_overlap):
     return hit
 
 
-def counts_at(n_ge, events):
-    """tp, fp, fn (int64) and similarity (float64) summed over the first ``n_ge`` detections of the
-    global score order (the detections scoring at least each threshold)."""
-    events, base_fn = events
-    cum = np.zeros((len(events) + 1, 4), dtype=np.float64)
-    np.cumsum(events, axis=0, out=cum[1:])
-    at = cum[np.asarray(n_ge, dtype=np.int64)]
-    return (at[:, 0].astype(np.int64), at[:, 1].astype(np.int64), at[:, 2].astype(np.int64) + base_fn,
-            at[:, 3].copy())
-
-
-def thresholds_kitti(thresholds_desc, order):
-    """Number of detections scoring at least each of the given thresholds (descending)."""
-    return np.searchsorted(-order.desc, -np.asarray(thresholds_desc, dtype=np.float64), side='right')
-
-
 @jit
 def _every_score_kernel(events, base_fn, takes_part, desc, positions, thresholds, recall, precision, orientation,
                         top_precision, top_orientation):
@@ -281,18 +265,12 @@ def _every_score_kernel(events, base_fn, takes_part, desc, positions, thresholds
     return n_thr
 
 
-def every_score_curve(events, ign_dt, order, positions):
+def envelope(events, base_fn, takes_part, desc, positions):
     """The exact precision-recall envelope over every score of a detection that takes part: (thresholds
     descending; recall, precision and orientation similarity / (tp + fp) at each) and the interpolated
-    precision / orientation at ``positions`` (max over the thresholds whose recall reaches each)."""
-    events, base_fn = events
-    takes_part = np.ascontiguousarray(ign_dt[order.glob] != -1)
-    return envelope(events, base_fn, takes_part, order.desc, positions)
-
-
-def envelope(events, base_fn, takes_part, desc, positions):
-    """:func:`every_score_curve` from the events of detections in descending score order (``desc``),
-    those that take part flagged in ``takes_part`` (any selection of a set's rows in its global order)."""
+    precision / orientation at ``positions`` (max over the thresholds whose recall reaches each), from the
+    events of detections in descending score order (``desc``), those that take part flagged in ``takes_part``
+    (any selection of a set's rows in its global order)."""
     n = len(desc)
     thresholds = np.zeros(n)
     recall = np.zeros(n)

@@ -10,11 +10,8 @@ import warnings
 
 import numpy as np
 
-from . import frames
+from .frames import Frames, frame_of, offsets_of
 from .protocols import FAKE_2D_BOX, KRADAR_CLASSES, KRADAR_KEYWORDS
-
-# names of this module before ``frames.py`` held them
-Frames, frame_of, offsets_of = frames.Frames, frames.frame_of, frames.offsets_of
 
 
 class EvaluationInputWarning(UserWarning):
@@ -225,6 +222,25 @@ def check_columns(side, data, offsets, optional=None):
         raise ValueError('{}: columns without {}'.format(side, missing))
     data, offsets = _check_values(data, np.asarray(offsets, dtype=np.int64), side)
     return CheckedSide(side, len(offsets) - 1, data, offsets, fields, ())
+
+
+def in_region(side, pcd_limit_range, azimuth_range=None):
+    """A :class:`CheckedSide` keeping the objects whose centre lies strictly inside a benchmark's region
+    ``(x_min, y_min, z_min, x_max, y_max, z_max)`` (K-Radar's label filter and EchoFusion's compare with ``>``
+    and ``<``), in K-Radar's frame (x, y, z) = (location[2], location[0], location[1]) of the evaluator
+    layout, and, with ``azimuth_range`` (degrees), strictly inside it."""
+    loc = side.data['location']
+    lo = np.asarray(pcd_limit_range[:3], dtype=np.float64)
+    hi = np.asarray(pcd_limit_range[3:], dtype=np.float64)
+    xyz = loc[:, [2, 0, 1]]
+    keep = np.all((xyz > lo) & (xyz < hi), axis=1)
+    if azimuth_range is not None:
+        az = np.degrees(np.arctan2(xyz[:, 1], xyz[:, 0]))
+        keep &= (az > float(azimuth_range[0])) & (az < float(azimuth_range[1]))
+    owner = np.repeat(np.arange(side.n_frames, dtype=np.int64), np.diff(side.offsets))
+    offsets = offsets_of(np.bincount(owner[keep], minlength=side.n_frames))
+    data = dict((key, value[keep]) for key, value in side.data.items())
+    return check_columns(side.side, data, offsets, side.fields)
 
 
 def _check_list(annos, side):

@@ -45,3 +45,23 @@ def perfect(gt, scores=None):
     d = dict((k, np.array(v, copy=True)) for k, v in gt.items())
     d['score'] = np.asarray(scores if scores is not None else np.linspace(0.9, 0.5, max(n, 1))[:n], dtype=float)
     return d
+
+
+def evaluated(gts, dts, classes, protocol, rows=None, other=None, **settings):
+    """A ``KRadarEvaluator`` (``settings``: its keywords; no conditions of its own) after evaluating annotation
+    lists, as ``kradar-eval --gt-annos`` does (the protocol's frame rule applies): ``.evaluations``,
+    ``.groups`` (``rows``: one condition row per frame; ``other``: model B's detections)."""
+    from kradar_plugin.evaluation import KRadarEvaluator
+    evaluator = KRadarEvaluator(list(classes), protocol, conditions=None, **settings)
+    evaluator.evaluate_gathered(gts, dts, rows, other)
+    return evaluator
+
+
+def dataset_metrics(infos, results, classes, protocol='legacy', eval_types=('bbox', 'bev', '3d'), **settings):
+    """``(result_str, metrics)`` of model results against EchoFusion infos through ``KRadarEvaluator.process``
+    and ``evaluate``, as the dataset evaluations run it (no condition groups)."""
+    from kradar_plugin.evaluation import KRadarEvaluator
+    evaluator = KRadarEvaluator(list(classes), protocol, eval_types, conditions=None, **settings)
+    evaluator.process(infos, results)
+    metrics = evaluator.evaluate()
+    return evaluator.evaluations[0].result_str, metrics

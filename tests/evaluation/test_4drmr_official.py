@@ -11,9 +11,8 @@ import importlib.util
 
 import pytest
 
-from kradar_plugin.evaluation.evaluator import KRadarEvaluator, SideSet
-from kradar_plugin.evaluation.event_table import group_metrics
-from kradar_plugin.evaluation.grouped import Grouped
+from kradar_plugin.evaluation.evaluator import KRadarEvaluator
+from kradar_plugin.evaluation.grouped import group_metrics
 
 from ._kradar_official import snapshot_4drmr
 from ._official_run import compare_group, run_official
@@ -55,12 +54,14 @@ def _job(gts, dts, conds, names):
 
 def test_4drmr_protocol_matches_4drmr_eval_py_per_condition_and_threshold(tmp_path):
     gts, dts, conds = _data()
-    grouped = Grouped.from_annos(gts, dts, ['4drmr'], ('bev', '3d'))
-    ours = grouped.groups_at('4drmr', CLASSES, conds, THRESHOLDS, ('bev', '3d'))
-    # the evaluator's own multi-threshold path gives the same groups (one matching for both thresholds)
-    evaluator = KRadarEvaluator(CLASSES, '4drmr', ('bev', '3d'), score_threshold=list(THRESHOLDS))
-    evaluator.evaluate_sides([SideSet(gts, dts, None, conds)], frame_rule=True)
-    assert [g['4drmr'] for g in evaluator.groups_at] == ours
+    # 4drmr and kradar on overlaps computed once; both thresholds from one matching per protocol
+    evaluator = KRadarEvaluator(CLASSES, ['4drmr', 'kradar'], ('bev', '3d'), score_threshold=list(THRESHOLDS),
+                                grouped=True)
+    evaluator.evaluate_gathered(gts, dts, conds)
+    ours = [g['4drmr'] for g in evaluator.groups_at]
+    # the same groups as one evaluation per threshold
+    alone = [KRadarEvaluator(CLASSES, '4drmr', ('bev', '3d'), score_threshold=t, grouped=True) for t in THRESHOLDS]
+    assert ours == [one.evaluate_gathered(gts, dts, conds)[1]['4drmr'] for one in alone]
     for n, evs in enumerate(evaluator.evaluations_at):   # the pooled table of each threshold is the total group
         assert group_metrics(evs[0])[0] == ours[n]['total']['metrics']
     job = _job(gts, dts, conds, list(ours[0]))
@@ -72,7 +73,7 @@ def test_4drmr_protocol_matches_4drmr_eval_py_per_condition_and_threshold(tmp_pa
         compared += compare_group(ours[THRESHOLDS.index(float(threshold))][group], per_class, CLASSES, key)
     assert compared >= 2 * 4 * 2 * 2 * 3
     # 4drmr differs from kradar (z_center 1.0) in 3D only: BEV equal, some 3D value not
-    kradar = grouped.groups_at('kradar', CLASSES, conds, THRESHOLDS, ('bev', '3d'))
+    kradar = [g['kradar'] for g in evaluator.groups_at]
     total_k, total_m = kradar[0]['total']['metrics'], ours[0]['total']['metrics']
     assert all(total_k[k] == total_m[k] for k in total_k if '/bev@' in k)
     assert any(total_k[k] != total_m[k] for k in total_k if '/3d@' in k)

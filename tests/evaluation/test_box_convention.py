@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from kradar_plugin.evaluation.inputs import box_convention as bc
-from kradar_plugin.evaluation.inputs.kradar_format import build_annos, evaluate_results, info_to_gt_anno, result_to_dt_anno
+from kradar_plugin.evaluation.inputs.kradar_format import info_to_gt_anno, result_to_dt_anno
 from tests.evaluation import convention_cases as cases
+from tests.evaluation._data import dataset_metrics
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 THRESHOLDS = ('0.3', '0.5', '0.7')
@@ -61,8 +62,8 @@ def _infos(yaws, seed=0):
 def test_bad_box_convention_names_option_and_values():
     result = {'boxes_3d': np.zeros((0, 7)), 'scores_3d': [], 'labels_3d': []}
     for call in (lambda: result_to_dt_anno(result, ('Sedan',), box_convention='0.17.3'),
-                 lambda: evaluate_results([cases.info([])], [result], ['Sedan'], box_convention='mmdet3d>=2'),
-                 lambda: build_annos([cases.info([])], [result], ['Sedan'], box_convention='legacy')):
+                 lambda: dataset_metrics([cases.info([])], [result], ['Sedan'], box_convention='mmdet3d>=2'),
+                 lambda: dataset_metrics([cases.info([])], [result], ['Sedan'], box_convention='legacy')):
         with pytest.raises(ValueError, match=r"box_convention=.* is not one of \['mmdet3d<1.0', 'mmdet3d>=1.0'\]"):
             call()
 
@@ -121,8 +122,8 @@ def test_hand_built_perfect_predictions_score_100_and_the_other_convention_does_
     infos = _infos(cases.CIRCLE_YAWS)
     results = _results(infos, to_lidar)
     for protocol in ('legacy', 'revised', 'fixed'):
-        _, right = evaluate_results(infos, results, ['Sedan'], protocol=protocol, box_convention=convention)
-        _, wrong = evaluate_results(infos, results, ['Sedan'], protocol=protocol, box_convention=other)
+        _, right = dataset_metrics(infos, results, ['Sedan'], protocol=protocol, box_convention=convention)
+        _, wrong = dataset_metrics(infos, results, ['Sedan'], protocol=protocol, box_convention=other)
         for metric in ('bev', '3d'):
             for t in THRESHOLDS:
                 key = 'Sedan/{}@{}'.format(metric, t)
@@ -140,8 +141,8 @@ def test_wrong_convention_mirrors_the_yaw_exactly(convention, to_lidar):
     other = bc.REFACTORED if convention == bc.LEGACY else bc.LEGACY
     infos = _infos(cases.COMPASS_YAWS, seed=1)
     results = _results(infos, to_lidar, cases.compass_scores())
-    _, right = evaluate_results(infos, results, ['Sedan'], protocol='fixed', box_convention=convention)
-    _, wrong = evaluate_results(infos, results, ['Sedan'], protocol='fixed', box_convention=other)
+    _, right = dataset_metrics(infos, results, ['Sedan'], protocol='fixed', box_convention=convention)
+    _, wrong = dataset_metrics(infos, results, ['Sedan'], protocol='fixed', box_convention=other)
     for metric in ('bev', '3d'):
         for t in THRESHOLDS:
             key = 'Sedan/{}@{}'.format(metric, t)

@@ -12,8 +12,9 @@ mmdet3d = pytest.importorskip('mmdet3d')
 from mmdet3d.core.bbox import Box3DMode, CameraInstance3DBoxes, LiDARInstance3DBoxes  # noqa: E402
 
 from kradar_plugin.evaluation.inputs import box_convention as bc  # noqa: E402
-from kradar_plugin.evaluation.inputs.kradar_format import evaluate_results, result_to_dt_anno  # noqa: E402
+from kradar_plugin.evaluation.inputs.kradar_format import result_to_dt_anno  # noqa: E402
 from tests.evaluation import convention_cases as cases  # noqa: E402
+from tests.evaluation._data import dataset_metrics  # noqa: E402
 
 INSTALLED = bc.mmdet3d_box_convention(mmdet3d.__version__)
 THRESHOLDS = ('0.3', '0.5', '0.7')
@@ -56,9 +57,9 @@ def test_echofusion_targets_under_rc6_are_w_l_h_and_mirrored_yaw():
 def test_rc6_perfect_predictions_score_100_with_the_installed_convention(protocol):
     infos = [cases.info(f) for f in cases.frames(cases.objects(cases.CIRCLE_YAWS, seed=2))]
     results = _echofusion_results(infos)
-    _, auto = evaluate_results(infos, results, ['Sedan'], protocol=protocol)
-    _, explicit = evaluate_results(infos, results, ['Sedan'], protocol=protocol, box_convention=bc.REFACTORED)
-    _, wrong = evaluate_results(infos, results, ['Sedan'], protocol=protocol, box_convention=bc.LEGACY)
+    _, auto = dataset_metrics(infos, results, ['Sedan'], protocol=protocol)
+    _, explicit = dataset_metrics(infos, results, ['Sedan'], protocol=protocol, box_convention=bc.REFACTORED)
+    _, wrong = dataset_metrics(infos, results, ['Sedan'], protocol=protocol, box_convention=bc.LEGACY)
     assert auto == explicit
     for metric in ('bev', '3d'):
         for t in THRESHOLDS:
@@ -74,8 +75,8 @@ def test_rc6_boxes_read_as_0_17_3_mirror_the_yaw():
     AP 50 at every threshold under the 0.17.3 reading, 100 under the right one."""
     infos = [cases.info(f) for f in cases.frames(cases.objects(cases.COMPASS_YAWS, seed=3))]
     results = _echofusion_results(infos, cases.compass_scores())
-    _, right = evaluate_results(infos, results, ['Sedan'], protocol='fixed')
-    _, wrong = evaluate_results(infos, results, ['Sedan'], protocol='fixed', box_convention=bc.LEGACY)
+    _, right = dataset_metrics(infos, results, ['Sedan'], protocol='fixed')
+    _, wrong = dataset_metrics(infos, results, ['Sedan'], protocol='fixed', box_convention=bc.LEGACY)
     for metric in ('bev', '3d'):
         for t in THRESHOLDS:
             key = 'Sedan/{}@{}'.format(metric, t)

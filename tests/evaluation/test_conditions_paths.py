@@ -9,11 +9,11 @@ import sys
 import numpy as np
 import pytest
 
-from kradar_plugin.evaluation import evaluate_protocols
+from kradar_plugin.evaluation.engine import EventTable, prepare
+from kradar_plugin.evaluation.protocols import get_protocol
 from kradar_plugin.loading import safe_pickle
-from kradar_plugin.evaluation.grouped import Grouped, evaluate_grouped
 
-from ._data import frame, noisy_dets, perfect, random_gt
+from ._data import evaluated, frame, noisy_dets, perfect, random_gt
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SEDAN = [4.5, 1.6, 1.9]
@@ -69,11 +69,12 @@ def test_bootstrap_weights_equal_the_repeated_frames_evaluated_afresh():
     draw = rs.randint(0, 30, 45)
     classes = ['Sedan', 'Bus or Truck']
     for protocol in ('legacy', 'kradar', 'revised', 'fixed'):
-        grouped = Grouped.from_annos(gts, dts, [protocol], ('bev', '3d'))
-        table = grouped.tables(protocol, classes, ('bev', '3d'))[0]
-        weighted = table.evaluate(table.frame_weights(draw), 0.25)
-        afresh = evaluate_protocols([gts[i] for i in draw], [dts[i] for i in draw], classes, [protocol],
-                                    eval_types=('bev', '3d'), frame_rule=True, score_threshold=0.25)[0]
+        proto = get_protocol(protocol)
+        table = EventTable(proto, prepare(gts, dts, [proto], ('bev', '3d')), classes, ('bev', '3d'))
+        table.match()
+        weighted = table.read(table.frame_weights(draw), [0.25])[0]
+        afresh = evaluated([gts[i] for i in draw], [dts[i] for i in draw], classes, protocol,
+                           score_threshold=0.25).evaluations[0]
         for metric in ('bev', '3d'):
             np.testing.assert_allclose(weighted.ap[metric], afresh.ap[metric], rtol=0, atol=1e-9)
         assert weighted.num_gt == afresh.num_gt
@@ -85,12 +86,13 @@ def test_a_group_of_one_frame_and_fixed_keeps_frames_without_gt():
     fp = frame([[0, 0, 30]], [SEDAN], [0.0], scores=[0.95])
     conds = [{'road_type': 'urban', 'capture_time': 'day', 'climate': 'fog'},
              {'road_type': 'highway', 'capture_time': 'night', 'climate': 'rain'}]
-    _, kradar = evaluate_grouped([gt, empty], [perfect(gt, [0.9]), fp], ['Sedan'], 'kradar', conds, iou_mode='easy')
+    kradar = evaluated([gt, empty], [perfect(gt, [0.9]), fp], ['Sedan'], 'kradar', conds,
+                       iou_mode='easy').groups['kradar']
     # the rain frame has no GT: dropped with its detection, so its groups do not exist
     assert sorted(kradar) == ['road/urban', 'time/day', 'total', 'weather/fog']
     assert kradar['weather/fog']['frames'] == 1 and kradar['weather/fog']['gt'] == {'Sedan': 1}
     assert kradar['weather/fog']['metrics']['Sedan/bev@0.3'] == pytest.approx(100 / 11.)
-    _, fixed = evaluate_grouped([gt, empty], [perfect(gt, [0.9]), fp], ['Sedan'], 'fixed', conds, iou_mode='easy')
+    fixed = evaluated([gt, empty], [perfect(gt, [0.9]), fp], ['Sedan'], 'fixed', conds, iou_mode='easy').groups['fixed']
     # fixed keeps it: a group without GT has null metrics; the FP (0.95) above the TP halves total's precision
     assert fixed['weather/rain']['frames'] == 1 and fixed['weather/rain']['gt'] == {'Sedan': 0}
     assert fixed['weather/rain']['metrics']['Sedan/bev@0.3'] is None
@@ -161,7 +163,7 @@ def test_bootstrap_resamples_whole_sequences():
     dts = [noisy_dets(rs, g, 2) for g in gts]
     conds = [{'road_type': 'urban', 'capture_time': 'day', 'climate': 'fog' if i < 6 else 'rain',
               'sequence': 'a' if i < 6 else ''} for i in range(12)]
-    _, groups = evaluate_grouped(gts, dts, ['Sedan'], 'revised', conds, bootstrap=30, seed=2)
+    groups = evaluated(gts, dts, ['Sedan'], 'revised', conds, bootstrap=30, seed=2).groups['revised']
     fog = groups['weather/fog']
     assert fog['sequences'] == 1 and set(fog['ci95']) == set(fog['metrics'])
     assert all(v is None for v in fog['ci95'].values())
@@ -250,8 +252,8 @@ def test_kradar_keywords_name_the_same_classes(tmp_path):
     short = {'Sedan': 'sed', 'Bus or Truck': 'bus'}
     kgts = [dict(g, name=np.array([short[n] for n in g['name']])) for g in gts]
     kdts = [dict(d, name=np.array([short[n] for n in d['name']])) for d in dts]
-    full = evaluate_protocols(gts, dts, ['Sedan', 'Bus or Truck'], ['kradar', 'legacy'])
-    keyed = evaluate_protocols(kgts, kdts, ['sed', 'bus'], ['kradar', 'legacy'])
+    full = evaluated(gts, dts, ['Sedan', 'Bus or Truck'], ['kradar', 'legacy']).evaluations
+    keyed = evaluated(kgts, kdts, ['sed', 'bus'], ['kradar', 'legacy']).evaluations
     for a, b in zip(full, keyed):
         assert a.classes == b.classes == ('Sedan', 'Bus or Truck')
         for metric in ('bev', '3d'):
@@ -264,9 +266,9 @@ def test_kradar_keywords_name_the_same_classes(tmp_path):
     assert proc.returncode == 0, proc.stderr
     groups = json.load(open(str(tmp_path / 'm.json')))['groups']
     assert sorted(groups) == ['road/urban', 'time/day', 'total', 'weather/fog', 'weather/rain']
-    _, direct = evaluate_grouped(gts, dts, ['Sedan'], 'kradar', [
+    direct = evaluated(gts, dts, ['Sedan'], 'kradar', [
         {'road_type': 'urban', 'capture_time': 'day', 'climate': i['climate']} for i in infos],
-        eval_types=('bbox', 'bev', '3d'))
+        eval_types=('bbox', 'bev', '3d')).groups['kradar']
     assert groups['weather/rain']['metrics'] == pytest.approx(direct['weather/rain']['metrics'])
 
 
@@ -278,11 +280,12 @@ def test_several_thresholds_at_once_equal_one_at_a_time(protocol):
     dts_b = [noisy_dets(rs, g, 1) for g in gts]
     conds = [{'road_type': 'urban', 'capture_time': 'day', 'climate': ('fog', 'rain')[i % 2],
               'sequence': str(i // 4)} for i in range(24)]
-    grouped = Grouped.from_annos(gts, dts, [protocol], ('bev', '3d'), compare_dt_annos=dts_b)
     thresholds = [None, 0.3, 0.7]
-    together = grouped.groups_at(protocol, ['Sedan'], conds, thresholds, ('bev', '3d'), bootstrap=6, seed=1)
+    together = [g[protocol] for g in evaluated(gts, dts, ['Sedan'], protocol, conds, dts_b, score_threshold=thresholds,
+                                               bootstrap=6, seed=1).groups_at]
     for threshold, groups in zip(thresholds, together):
-        assert groups == grouped.groups(protocol, ['Sedan'], conds, threshold, ('bev', '3d'), bootstrap=6, seed=1)
+        assert groups == evaluated(gts, dts, ['Sedan'], protocol, conds, dts_b, score_threshold=threshold,
+                                   bootstrap=6, seed=1).groups[protocol]
     assert together[0]['total']['metrics'] != together[2]['total']['metrics']
 
 

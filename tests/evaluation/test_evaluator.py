@@ -4,7 +4,6 @@ import json
 
 import pytest
 
-from kradar_plugin.evaluation.inputs.kradar_format import condition_table, evaluate_results
 from kradar_plugin.evaluation.evaluator import KRadarEvaluator
 
 from .test_conditions_paths import _cli, _dump, _infos
@@ -29,19 +28,13 @@ def test_batches_settings_and_the_dataset_entry_points_agree():
     batched.reset()
     with pytest.raises(ValueError, match='1 results for 2 infos'):
         batched.process(infos[:2], results[:1])
-    # the functions the 1.x dataset step and KRadarMetric's offline re-run call: the same numbers and table
-    _, direct = evaluate_results(infos, results, ['Sedan'], **SETTINGS)
-    assert direct == metrics
-    table = condition_table(infos, results, ['Sedan'], protocol='kradar', benchmark='v2', score_threshold=0.3,
-                            box_convention='mmdet3d<1.0')
-    assert table == whole.table() and '| Sedan |' in table
+    assert batched.table() == whole.table() and '| Sedan |' in whole.table()
     # no conditions in the infos: no groups, no table, same metrics
     bare = [dict((k, v) for k, v in i.items() if k not in ('road_type', 'capture_time', 'climate')) for i in infos]
     plain = KRadarEvaluator(['Sedan'], **dict(SETTINGS, score_threshold=None))
     plain.process(bare, results)
     plain.evaluate()
     assert plain.groups is None and plain.table() is None
-    assert condition_table(bare, results, ['Sedan']) is None
 
 
 def test_offline_command_repeats_the_evaluation(tmp_path):

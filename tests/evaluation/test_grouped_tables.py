@@ -10,10 +10,9 @@ import sys
 import numpy as np
 import pytest
 
-from kradar_plugin.evaluation import evaluate_protocols, kradar_eval
-from kradar_plugin.evaluation.grouped import evaluate_grouped
+from kradar_plugin.evaluation import kradar_eval
 
-from ._data import frame, noisy_dets, perfect, random_gt
+from ._data import evaluated, frame, noisy_dets, perfect, random_gt
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SEDAN, BUS = [4.5, 1.6, 1.9], [9.0, 3.0, 2.6]
@@ -29,7 +28,7 @@ def _sedan_and_bus():
 
 def test_kradar_counts_a_sedan_detection_on_a_bus_as_false_positive_legacy_ignores_it():
     gts, dts = _sedan_and_bus()
-    legacy, kradar, revised = evaluate_protocols(gts, dts, ['Sedan'], ['legacy', 'kradar', 'revised'], 'easy')
+    legacy, kradar, revised = evaluated(gts, dts, ['Sedan'], ['legacy', 'kradar', 'revised'], iou_mode='easy').evaluations
     # legacy (EchoFusion): the bus GT is ignored for Sedan, the detection on it neither TP nor FP: precision
     # 1 at recall 1, one of 11 points -> 100/11. kradar (eval.py) and revised: it is a FP ranked first:
     # precision 1/2 -> 50/11, and 50/41 over all 41 points
@@ -37,7 +36,7 @@ def test_kradar_counts_a_sedan_detection_on_a_bus_as_false_positive_legacy_ignor
     assert kradar.ap['bev'][0, 0, 0] == pytest.approx(50 / 11.)
     assert revised.ap['bev'][0, 0, 0] == pytest.approx(50 / 41.)
     # Bus or Truck itself: no detection labelled so -> 0 everywhere
-    assert evaluate_protocols(gts, dts, ['Bus or Truck'], ['kradar'], 'easy')[0].ap['bev'][0, 0, 0] == 0.0
+    assert evaluated(gts, dts, ['Bus or Truck'], 'kradar', iou_mode='easy').evaluations[0].ap['bev'][0, 0, 0] == 0.0
 
 
 def _with_empty_frame():
@@ -49,8 +48,7 @@ def _with_empty_frame():
 
 def test_frame_rule_on_the_annotation_path():
     gts, dts = _with_empty_frame()
-    ruled = evaluate_protocols(gts, dts, ['Sedan'], ['legacy', 'kradar', 'revised', 'fixed'], 'easy',
-                               frame_rule=True)
+    ruled = evaluated(gts, dts, ['Sedan'], ['legacy', 'kradar', 'revised', 'fixed'], iou_mode='easy').evaluations
     # legacy/kradar/revised drop the frame without GT with its detection: precision 1 -> 100/11, 100/41;
     # fixed keeps it: the FP (0.95) ranks above the TP, R40 precision 1/2 at every recall -> 50
     assert [e.n_frames for e in ruled] == [1, 1, 1, 2]
@@ -64,8 +62,8 @@ def test_frame_rule_on_the_annotation_path():
 def test_score_threshold_is_strict():
     gt = frame([[0, 0, 20]], [SEDAN], [0.0])
     dt = frame([[0, 0, 20], [0, 0, 50]], [SEDAN, SEDAN], [0.0, 0.0], scores=[0.3, 0.5])
-    at = evaluate_protocols([gt], [dt], ['Sedan'], ['legacy'], 'easy', score_threshold=0.3)[0]
-    below = evaluate_protocols([gt], [dt], ['Sedan'], ['legacy'], 'easy', score_threshold=0.29)[0]
+    at = evaluated([gt], [dt], ['Sedan'], 'legacy', iou_mode='easy', score_threshold=0.3).evaluations[0]
+    below = evaluated([gt], [dt], ['Sedan'], 'legacy', iou_mode='easy', score_threshold=0.29).evaluations[0]
     # score > 0.3 drops the TP (exactly 0.3): AP 0; > 0.29 keeps both: the FP (0.5) first, precision 1/2
     assert at.ap['bev'][0, 0, 0] == 0.0
     assert below.ap['bev'][0, 0, 0] == pytest.approx(50 / 11.)
@@ -89,7 +87,7 @@ def test_each_group_equals_an_evaluation_of_its_frames_alone():
     """Groups gather overlaps computed once; an independent evaluation of the group's frames (overlaps
     computed afresh, frames without GT removed by hand) gives the same numbers."""
     gts, dts, _, conds = _conditioned()
-    proto, groups = evaluate_grouped(gts, dts, ['Sedan', 'Bus or Truck'], 'kradar', conds, score_threshold=0.2)
+    groups = evaluated(gts, dts, ['Sedan', 'Bus or Truck'], 'kradar', conds, score_threshold=0.2).groups['kradar']
     assert list(groups)[:5] == ['total', 'weather/normal', 'weather/fog', 'weather/rain', 'weather/sleet']
     assert {'road/urban', 'road/highway', 'time/day', 'time/night'} <= set(groups)
     assert 'weather/heavysnow' not in groups                  # no frame: no group
@@ -98,8 +96,8 @@ def test_each_group_equals_an_evaluation_of_its_frames_alone():
         key = {'weather': 'climate', 'road': 'road_type', 'time': 'capture_time'}.get(kind)
         idx = [i for i in range(len(gts)) if len(gts[i]['name']) and (
             key is None or conds[i][key].strip().lower() == value)]
-        alone = evaluate_protocols([gts[i] for i in idx], [dts[i] for i in idx], ['Sedan'], ['kradar'],
-                                   score_threshold=0.2)[0]
+        alone = evaluated([gts[i] for i in idx], [dts[i] for i in idx], ['Sedan'], 'kradar',
+                          score_threshold=0.2).evaluations[0]
         assert groups[name]['frames'] == len(idx)
         assert groups[name]['gt']['Sedan'] == sum(len(gts[i]['name']) for i in idx)
         for metric in ('bev', '3d'):
@@ -113,9 +111,9 @@ def test_each_group_equals_an_evaluation_of_its_frames_alone():
 
 def test_bootstrap_is_reproducible_and_comparison_is_paired():
     gts, dts, dts_b, conds = _conditioned()
-    _, one = evaluate_grouped(gts, dts, ['Sedan'], 'legacy', conds, bootstrap=15, seed=3, compare_dt_annos=dts_b)
-    _, two = evaluate_grouped(gts, dts, ['Sedan'], 'legacy', conds, bootstrap=15, seed=3, compare_dt_annos=dts_b)
-    _, other = evaluate_grouped(gts, dts, ['Sedan'], 'legacy', conds, bootstrap=15, seed=4)
+    one = evaluated(gts, dts, ['Sedan'], 'legacy', conds, dts_b, bootstrap=15, seed=3).groups['legacy']
+    two = evaluated(gts, dts, ['Sedan'], 'legacy', conds, dts_b, bootstrap=15, seed=3).groups['legacy']
+    other = evaluated(gts, dts, ['Sedan'], 'legacy', conds, bootstrap=15, seed=4).groups['legacy']
     assert one == two and one['total']['ci95'] != other['total']['ci95']
     for entry in one.values():
         for key, value in entry['metrics'].items():
@@ -123,7 +121,7 @@ def test_bootstrap_is_reproducible_and_comparison_is_paired():
             lo, hi = entry['ci95'][key]
             assert 0.0 <= lo <= hi <= 100.0
     # the same model against itself: every paired difference is 0, so is its interval
-    _, same = evaluate_grouped(gts, dts, ['Sedan'], 'legacy', conds, bootstrap=5, compare_dt_annos=dts)
+    same = evaluated(gts, dts, ['Sedan'], 'legacy', conds, dts, bootstrap=5).groups['legacy']
     assert all(v == 0.0 for v in same['total']['delta'].values())
     assert all(v == [0.0, 0.0] for v in same['total']['delta_ci95'].values())
 
@@ -150,8 +148,8 @@ def test_cli_conditions_table_json_and_safe_loading(tmp_path):
     sedan_3d = [l for l in proc.stdout.splitlines() if l.startswith('| Sedan |')][0].split('|')[2:-1]
     assert sedan_3d[2].strip() == 'N/A' and sedan_3d[6].strip() == 'N/A'   # no overcast / lightsnow frame
     payload = json.load(open(out))
-    _, groups = evaluate_grouped(gts, dts, ['Sedan'], 'kradar', conds, score_threshold=0.3, iou_mode='easy',
-                                 compare_dt_annos=dts_b)
+    groups = evaluated(gts, dts, ['Sedan'], 'kradar', conds, dts_b, score_threshold=0.3,
+                       iou_mode='easy').groups['kradar']
     assert payload['protocol'] == 'kradar' and payload['score_threshold'] == 0.3
     assert payload['groups'] == json.loads(json.dumps(groups))
     assert payload['metrics'] == payload['groups']['total']['metrics']

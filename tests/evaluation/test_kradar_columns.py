@@ -1,13 +1,14 @@
 """Infos and results converted for all frames at once (kradar_columns) give what each frame converted alone
-gives, keep the frame policy, and name the frame of a bad value as infos[i] / results[i]."""
+gives, evaluate under the frame policy, and name the frame of a bad value as infos[i] / results[i]."""
 import numpy as np
 import pytest
 
-from kradar_plugin.evaluation.inputs.kradar_columns import gather_infos, gather_result_frames
-from kradar_plugin.evaluation.inputs.kradar_format import (build_annos, converted, evaluate_results, info_to_gt_anno,
-                                                  result_to_dt_anno)
-from kradar_plugin.evaluation import kradar_eval
+from kradar_plugin.evaluation.inputs.kradar_columns import Converted, gather_infos, gather_result_frames, info_list
+from kradar_plugin.evaluation.inputs.kradar_format import info_to_gt_anno, result_to_dt_anno
+from kradar_plugin.evaluation import KRadarEvaluator, kradar_eval
 from kradar_plugin.evaluation.protocols import get_protocol
+
+from ._data import dataset_metrics
 
 CLASSES = ('Sedan', 'Bus or Truck', 'Pedestrian')
 OLD, NEW = 'mmdet3d<1.0', 'mmdet3d>=1.0'
@@ -45,6 +46,17 @@ def _frames(n_frames=300, seed=0):
     return infos, results
 
 
+def _converted(infos, results, classes, box_convention=OLD, dt_z_is_bottom=False):
+    """Infos (a list, or a dict with 'data_list') and results read once into columns."""
+    return Converted(gather_infos(info_list(infos)), gather_result_frames(list(results), tuple(classes)), classes,
+                     box_convention, dt_z_is_bottom)
+
+
+def _frames_of(data, offsets):
+    """Per-frame dicts of columns concatenated with frame ``offsets``."""
+    return [dict((k, v[offsets[f]:offsets[f + 1]]) for k, v in data.items()) for f in range(len(offsets) - 1)]
+
+
 def _same(a, b):
     assert sorted(a) == sorted(b)
     for key in a:
@@ -59,33 +71,43 @@ def _same(a, b):
 def test_all_frames_at_once_equals_each_frame_alone(protocol, convention, bottom):
     infos, results = _frames()
     proto = get_protocol(protocol)
-    gt, dt, kept, _ = build_annos(infos, results, CLASSES, protocol, box_convention=convention, dt_z_is_bottom=bottom)
-    want_kept = []
+    gt_data, gt_off, dt_data, dt_off = _converted(infos, results, CLASSES, convention, bottom).columns(proto)
+    gt, dt = _frames_of(gt_data, gt_off), _frames_of(dt_data, dt_off)
+    assert len(gt) == len(dt) == len(infos)
+    kept = []
     for i, (info, res) in enumerate(zip(infos, results)):
         g = info_to_gt_anno(info, CLASSES, proto.pcd_limit_range, proto.azimuth_range, frame_index=i)
-        if proto.drop_frames_without_gt and len(g['name']) == 0:
-            continue
         d = result_to_dt_anno(res, CLASSES, proto.pcd_limit_range,
                               proto.azimuth_range if proto.dt_azimuth_filter else None, dt_z_is_bottom=bottom,
                               frame_index=i, box_convention=convention)
-        _same(gt[len(want_kept)], g)
-        _same(dt[len(want_kept)], d)
-        want_kept.append(i)
-    assert kept == want_kept and len(gt) == len(dt) == len(kept)
+        _same(gt[i], g)
+        _same(dt[i], d)
+        if len(g['name']) or not proto.drop_frames_without_gt:
+            kept.append(i)
+    # the evaluator gets the same numbers from the columns and from the per-frame lists of the frames the
+    # protocol keeps (EchoFusion's format_anno drops those without GT before its kradar_eval)
+    evaluator = KRadarEvaluator(list(CLASSES), protocol, ('bbox', 'bev', '3d'), box_convention=convention,
+                                dt_z_is_bottom=bottom)
+    evaluator.process(infos, results)
+    direct = evaluator.evaluate()
+    assert evaluator.evaluations[0].n_frames == len(kept)
     assert (len(kept) < len(infos)) == proto.drop_frames_without_gt     # the data has frames without GT
-    # the evaluator gets the same numbers from the columns and from the per-frame lists
-    _, direct = evaluate_results(infos, results, CLASSES, protocol, box_convention=convention, dt_z_is_bottom=bottom)
-    _, listed = kradar_eval(gt, dt, list(CLASSES), eval_types=('bbox', 'bev', '3d'), protocol=proto)
+    _, listed = kradar_eval([gt[i] for i in kept], [dt[i] for i in kept], list(CLASSES),
+                            eval_types=('bbox', 'bev', '3d'), protocol=proto)
     assert direct == listed
 
 
 def test_one_reading_serves_every_protocol():
     infos, results = _frames(50, seed=1)
-    conv = converted({'data_list': infos}, results, CLASSES, box_convention=OLD)
+    conv = _converted({'data_list': infos}, results, CLASSES)
     for protocol in ('legacy', 'fixed'):
-        gt_side, dt_side, kept = conv.sides(get_protocol(protocol))
-        gt, dt, kept_lists, _ = build_annos(infos, results, CLASSES, protocol, box_convention=OLD)
-        assert kept == kept_lists and gt_side.n_frames == len(gt)
+        proto = get_protocol(protocol)
+        gt_side, dt_side = conv.sides(proto)
+        gt = [info_to_gt_anno(info, CLASSES, proto.pcd_limit_range, proto.azimuth_range) for info in infos]
+        dt = [result_to_dt_anno(res, CLASSES, proto.pcd_limit_range,
+                                proto.azimuth_range if proto.dt_azimuth_filter else None, box_convention=OLD)
+              for res in results]
+        assert gt_side.n_frames == len(gt) == len(infos)
         assert np.array_equal(gt_side.data['location'], np.concatenate([g['location'] for g in gt]))
         assert np.array_equal(dt_side.data['score'], np.concatenate([d['score'] for d in dt]))
 
@@ -142,23 +164,21 @@ def test_bad_result_names_its_frame_and_row(bad, message):
 
 def test_frame_counts_must_match():
     with pytest.raises(ValueError, match='1 results for 2 infos'):
-        converted([_info(), _info()], [_res()], CLASSES, box_convention=OLD)
-    empty = converted([], [], CLASSES, box_convention=OLD)
-    gt_side, dt_side, kept = empty.sides(get_protocol('fixed'))
-    assert kept == [] and gt_side.n_frames == dt_side.n_frames == 0
+        _converted([_info(), _info()], [_res()], CLASSES)
+    gt_side, dt_side = _converted([], [], CLASSES).sides(get_protocol('fixed'))
+    assert gt_side.n_frames == dt_side.n_frames == 0
 
 
 def test_only_the_fields_the_evaluation_reads_are_checked():
     infos = [_info(alpha=np.array([0.0, np.nan])), _info()]
     results = [{'pts_bbox': _res()}, _res()]
-    _, metrics = evaluate_results(infos, results, ['Sedan'], 'legacy', eval_types=('bev', '3d'), box_convention=OLD)
-    _, clean = evaluate_results([_info(), _info()], results, ['Sedan'], 'legacy', eval_types=('bev', '3d'),
-                                box_convention=OLD)
+    _, metrics = dataset_metrics(infos, results, ['Sedan'], 'legacy', eval_types=('bev', '3d'), box_convention=OLD)
+    _, clean = dataset_metrics([_info(), _info()], results, ['Sedan'], 'legacy', eval_types=('bev', '3d'),
+                               box_convention=OLD)
     assert metrics == clean and metrics['Sedan/bev@0.3'] > 0     # alpha is not read by BEV / 3D
     with pytest.raises(ValueError, match=r"gt_annos\[0\]\['alpha'\]\[1\] = nan is not finite"):
-        evaluate_results(infos, results, ['Sedan'], 'legacy', eval_types=('bbox', 'bev'), box_convention=OLD)
-    gt_side, _, _ = converted(infos[1:], results[1:], ['Sedan'], box_convention=OLD).sides(get_protocol('fixed'),
-                                                                                           set())
+        dataset_metrics(infos, results, ['Sedan'], 'legacy', eval_types=('bbox', 'bev'), box_convention=OLD)
+    gt_side, _ = _converted(infos[1:], results[1:], ['Sedan']).sides(get_protocol('fixed'), set())
     assert gt_side.fields == frozenset() and 'alpha' not in gt_side.data and 'location' in gt_side.data
 
 
@@ -167,7 +187,7 @@ def test_results_of_frames_the_protocol_drops_are_checked_too():
     results = [_res(), _res(scores=[0.9, np.nan])]
     for protocol in ('legacy', 'fixed'):
         with pytest.raises(ValueError, match=r'results\[1\]: scores_3d\[1\] = nan is not finite'):
-            evaluate_results(infos, results, ['Sedan'], protocol, box_convention=OLD)
+            dataset_metrics(infos, results, ['Sedan'], protocol, box_convention=OLD)
 
 
 def test_names_given_as_bytes_are_read_as_text():

@@ -1,21 +1,27 @@
 """kradar_eval: hand-derived values, protocol quirks, invariances and an independent reference."""
-import math
-import warnings
-
 import numpy as np
 import pytest
 
-from kradar_plugin.evaluation import evaluate_annos, kradar_eval
+from kradar_plugin.evaluation import kradar_eval
 
-from ._data import frame, noisy_dets, perfect, random_gt
+from ._data import evaluated, frame, noisy_dets, perfect, random_gt
 from ._reference import radar_rect, reference_ap
 
 ALL = ('legacy', 'revised', 'fixed')
 
 
 def _aps(protocol, gts, dts, metric='bev', eval_types=('bev', '3d')):
-    ev = evaluate_annos(gts, dts, ['Sedan'], eval_types=eval_types, protocol=protocol)
-    return ev.ap[metric][0, 0]
+    """AP at IoU 0.3, 0.5, 0.7 (first column) of every given frame (``kradar_eval``: no frame rule)."""
+    return _ap_of(kradar_eval(gts, dts, ['Sedan'], eval_types=eval_types, protocol=protocol)[1], metric)
+
+
+def _ap_of(ap_dict, metric, ious=(0.3, 0.5, 0.7), cls='Sedan'):
+    return np.array([ap_dict['{}/{}@{:g}'.format(cls, metric, iou)] for iou in ious])
+
+
+def _evaluation(gts, dts, protocol, eval_types=('bev', '3d'), classes=('Sedan',), **settings):
+    """The Evaluation of ``KRadarEvaluator`` on annotation lists (frames without GT: the protocol's rule)."""
+    return evaluated(gts, dts, classes, protocol, eval_types=eval_types, **settings).evaluations[0]
 
 
 @pytest.mark.parametrize('n_frames', [1, 2, 3])
@@ -92,11 +98,11 @@ def test_matches_independent_shapely_reference(proto):
     rs = np.random.RandomState(11)
     gts = [random_gt(rs, rs.randint(0, 5)) for _ in range(15)]
     dts = [noisy_dets(rs, g, rs.randint(0, 3)) for g in gts]
-    ev = evaluate_annos(gts, dts, ['Sedan'], eval_types=('bev', '3d'), protocol=proto)
+    ap = kradar_eval(gts, dts, ['Sedan'], eval_types=('bev', '3d'), protocol=proto)[1]   # every frame, as the reference
     for metric in ('bev', '3d'):
         for i, iou in enumerate((0.3, 0.5, 0.7)):
             want = reference_ap(gts, dts, 'Sedan', metric, iou, proto)
-            assert ev.ap[metric][0, 0, i] == pytest.approx(want, abs=1e-9), (metric, iou)
+            assert _ap_of(ap, metric)[i] == pytest.approx(want, abs=1e-9), (metric, iou)
 
 
 def test_quirk_yaw_footprint_turned_90_degrees_in_legacy_only():
@@ -106,8 +112,8 @@ def test_quirk_yaw_footprint_turned_90_degrees_in_legacy_only():
     physical = radar_rect(21.5, 0, 4, 2, 0).intersection(radar_rect(20, 0, 4, 2, 0)).area
     physical_iou = physical / (16 - physical)                       # 5 / 11 = 0.4545
     assert physical_iou == pytest.approx(5 / 11.)
-    ev_fixed = evaluate_annos([gt], [dt], ['Sedan'], eval_types=('bev',), protocol='fixed')
-    ev_legacy = evaluate_annos([gt], [dt], ['Sedan'], eval_types=('bev',), protocol='legacy')
+    ev_fixed = _evaluation([gt], [dt], 'fixed', eval_types=('bev',))
+    ev_legacy = _evaluation([gt], [dt], 'legacy', eval_types=('bev',))
     # fixed sees the physical 0.4545 (TP at 0.3); legacy turns both boxes 90 deg -> IoU 1/7 (miss)
     assert ev_fixed.ap['bev'][0, 0, 0] == pytest.approx(100.0)
     assert ev_legacy.ap['bev'][0, 0, 0] == 0.0
@@ -119,7 +125,7 @@ def test_quirk_bottom_origin_height_in_legacy_only():
     dt = frame([[0, 0.5, 20]], [[4, 1.0, 2]], [0.0], scores=[0.9])
     # centre origin: height overlap 1 -> IoU 8 / (16 + 8 - 8) = 0.5; legacy [z-h, z]: overlap 0.5 -> 0.2
     for proto, hit in (('legacy', False), ('revised', True), ('fixed', True)):
-        ap = evaluate_annos([gt], [dt], ['Sedan'], eval_types=('3d',), protocol=proto).ap['3d'][0, 0, 0]  # IoU 0.3
+        ap = _evaluation([gt], [dt], proto, eval_types=('3d',)).ap['3d'][0, 0, 0]  # IoU 0.3
         assert (ap > 0) == hit, proto
 
 
@@ -152,13 +158,12 @@ def test_distance_bins_ignore_objects_outside_the_bin():
     far = frame([[0, 0, 60]], [[4, 1.5, 2]], [0.0])
     d_near = perfect(near, [0.9])
     d_far_fp = frame([[3, 0, 40]], [[4, 1.5, 2]], [0.0], scores=[0.99])   # FP in the 30-50 bin
-    ev = evaluate_annos([near, far], [d_near, d_far_fp], ['Sedan'], eval_types=('bev',), protocol='fixed')
+    ev = _evaluation([near, far], [d_near, d_far_fp], 'fixed', eval_types=('bev',))
     assert ev.columns == ('all', '0-30m', '30-50m', '50-72m')
     ap = ev.ap['bev'][0, :, 0]
     assert ap[1] == pytest.approx(100.0)     # the 30-50 m FP is ignored in the 0-30 m bin
     assert ap[2] == 0.0 and ap[3] == 0.0     # no GT in 30-50; GT missed in 50-72
-    ev2 = evaluate_annos([near, far], [d_near, d_far_fp], ['Sedan'], eval_types=('bev',), protocol='fixed',
-                         distance_edges=(0, 50, 72))
+    ev2 = _evaluation([near, far], [d_near, d_far_fp], 'fixed', eval_types=('bev',), distance_edges=(0, 50, 72))
     assert ev2.columns == ('all', '0-50m', '50-72m')
     assert ev2.ap['bev'][0, 1, 0] == pytest.approx(50.0)   # FP at 0.99 above the TP at 0.9
 
@@ -190,29 +195,30 @@ def test_multiple_classes_overall_keys():
 
 
 def test_protocol_overrides_and_numba_free_kernels_agree(monkeypatch):
-    from kradar_plugin.evaluation import _jit, ap, statistics
+    from kradar_plugin.evaluation import _jit, statistics
     rs = np.random.RandomState(5)
     gts = [random_gt(rs, rs.randint(0, 5)) for _ in range(25)]
     dts = [noisy_dets(rs, g, rs.randint(0, 4)) for g in gts]
-    ev = evaluate_annos(gts, dts, ['Sedan'], eval_types=('bev',), protocol='legacy', iou_thresholds=(0.25,))
+    ev = _evaluation(gts, dts, 'legacy', eval_types=('bev',), iou_thresholds=(0.25,))
     assert ev.ious == (0.25,) and ev.ap['bev'].shape == (1, 3, 1)
     if _jit.mode()[0] != 'numba':
         pytest.skip('numba is not usable here ({}): only the plain path exists'.format(_jit.mode()[1]))
     compiled = {}
     for proto in ALL:
-        compiled[proto] = evaluate_annos(gts, dts, ['Sedan'], eval_types=('bev', '3d'), protocol=proto)
+        compiled[proto] = _evaluation(gts, dts, proto, curves=True)
     # the kernels really ran compiled
     assert statistics.frame_events.signatures and statistics._every_score_kernel.signatures
     monkeypatch.setenv('KRADAR_EVAL_NO_NUMBA', '1')
     _jit.reset()
     try:
         for proto in ALL:
-            plain = evaluate_annos(gts, dts, ['Sedan'], eval_types=('bev', '3d'), protocol=proto)
+            plain = _evaluation(gts, dts, proto, curves=True)
             assert _jit.mode() == ('plain', 'KRADAR_EVAL_NO_NUMBA=1')
             assert not hasattr(statistics.frame_events, 'signatures')
             for metric in ('bev', '3d'):
                 assert np.array_equal(plain.ap[metric], compiled[proto].ap[metric]), (proto, metric)
                 assert np.any(plain.ap[metric] > 0)
+            assert compiled[proto].curves and plain.curves.keys() == compiled[proto].curves.keys()
             for key, curve in compiled[proto].curves.items():
                 assert np.array_equal(plain.curves[key]['thresholds'], curve['thresholds'])
                 assert np.array_equal(plain.curves[key]['threshold_precision'], curve['threshold_precision'])
@@ -244,7 +250,7 @@ def _person_sitting_case():
 ])
 def test_person_sitting_is_ignored_for_pedestrian_like_echofusion(proto, want):
     gts, dts = _person_sitting_case()
-    ev = evaluate_annos(gts, dts, ['Pedestrian'], eval_types=('bev', '3d'), protocol=proto)
+    ev = _evaluation(gts, dts, proto, classes=('Pedestrian',))
     assert ev.num_gt[('Pedestrian', 0)] == 1                  # Person_sitting never counts as a GT
     for metric in ('bev', '3d'):
         assert ev.ap[metric][0, 0, :] == pytest.approx([want] * 3)

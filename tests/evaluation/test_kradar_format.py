@@ -1,4 +1,4 @@
-"""EchoFusion infos / model results -> evaluator layout, and evaluate_results (numpy only).
+"""EchoFusion infos / model results -> evaluator layout, and their evaluation (numpy only).
 
 The hand-made boxes here are 0.17.3-style LiDAR boxes (x, y, z, l, w, h, yaw = rotation_y), so every
 conversion names box_convention='mmdet3d<1.0' (the default follows the installed mmdet3d)."""
@@ -7,8 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from kradar_plugin.evaluation.inputs.kradar_format import (evaluate_results, info_to_gt_anno, result_to_dt_anno)
+from kradar_plugin.evaluation.inputs.kradar_format import info_to_gt_anno, result_to_dt_anno
 from kradar_plugin.evaluation.inputs.result_io import normalize_results
+
+from ._data import dataset_metrics
 
 OLD = 'mmdet3d<1.0'
 
@@ -84,21 +86,21 @@ def test_bad_results_name_frame_and_field():
         result_to_dt_anno(_result([[np.nan, 0, 0, 1, 1, 1, 0]], [0.5], [0]), ('Sedan',))
 
 
-def test_evaluate_results_counts_and_frame_policy():
+def test_dataset_evaluation_counts_and_frame_policy():
     obj = (20, 1, 0.5, 4.5, 1.8, 1.6, 0.3, 'Sedan')
     infos = [_info([obj]), _info([])]
     good = _result([obj[:7]], [0.5], [0])
     fp = _result([[40, 0, 0.5, 4.5, 1.8, 1.6, 0.0]], [0.95], [0])
     with pytest.raises(ValueError, match='1 results for 2 infos'):
-        evaluate_results(infos, [good], ['Sedan'], box_convention=OLD)
-    _, legacy = evaluate_results(infos, [good, fp], ['Sedan'], box_convention=OLD)
+        dataset_metrics(infos, [good], ['Sedan'], box_convention=OLD)
+    _, legacy = dataset_metrics(infos, [good, fp], ['Sedan'], box_convention=OLD)
     # legacy drops the GT-less frame with its false positive: 1 GT found -> 100/11
     assert legacy['kradar/Sedan_BEV_easy_strict'] == pytest.approx(100 / 11.)
     assert legacy['Sedan/3d@0.7'] == pytest.approx(100 / 11.)
-    _, fixed = evaluate_results(infos, [good, fp], ['Sedan'], protocol='fixed', box_convention=OLD)
+    _, fixed = dataset_metrics(infos, [good, fp], ['Sedan'], protocol='fixed', box_convention=OLD)
     assert fixed['Sedan/bev@0.7'] == pytest.approx(50.0)   # the FP (0.95) ranks above the hit
-    _, narrow = evaluate_results(infos, [good, fp], ['Sedan'], protocol='fixed', pcd_limit_range=(0, -6.4, -2, 30, 6.4, 6),
-                                 box_convention=OLD)
+    _, narrow = dataset_metrics(infos, [good, fp], ['Sedan'], protocol='fixed',
+                                pcd_limit_range=(0, -6.4, -2, 30, 6.4, 6), box_convention=OLD)
     assert narrow['Sedan/bev@0.7'] == pytest.approx(100.0)  # the FP at x=40 is outside the ROI
 
 

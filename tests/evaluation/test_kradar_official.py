@@ -11,7 +11,7 @@ snapshot or CUDA simulator is available (CI). The hand-derived cases in ``test_g
 import numpy as np
 import pytest
 
-from kradar_plugin.evaluation.grouped import Grouped
+from kradar_plugin.evaluation import KRadarEvaluator
 
 from ._data import frame, noisy_dets, random_gt
 from ._kradar_official import snapshot_path
@@ -68,8 +68,8 @@ def _dummy():
 def test_conditions_match_kradar_eval_py_and_eval_revised_py(tmp_path):
     gts, dts, conds = _data()
     classes = ['Sedan', 'Bus or Truck']
-    grouped = Grouped.from_annos(gts, dts, ['kradar', 'revised'], ('bev', '3d'))
-    ours = dict((p, grouped.groups(p, classes, conds, THRESHOLD, ('bev', '3d'))) for p in ('kradar', 'revised'))
+    evaluator = KRadarEvaluator(classes, ['kradar', 'revised'], ('bev', '3d'), score_threshold=THRESHOLD, grouped=True)
+    ours = evaluator.evaluate_gathered(gts, dts, conds)[1]
     # K-Radar's inputs per group, built here independently of our grouping code
     job = {'groups': {}, 'classes': [0, 1]}
     for name in ours['kradar']:

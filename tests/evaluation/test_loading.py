@@ -12,7 +12,8 @@ import pytest
 
 from kradar_plugin import settings
 from kradar_plugin.evaluation.cli import read_checked
-from kradar_plugin.evaluation.kradar_eval import evaluate_protocols, fields_read
+from kradar_plugin.evaluation import KRadarEvaluator
+from kradar_plugin.evaluation.engine import fields_read
 from kradar_plugin.evaluation.validation import CheckedSide, check_side
 from kradar_plugin.loading import safe_load
 
@@ -52,8 +53,8 @@ def test_workers_read_while_meanwhile_runs_and_give_the_in_process_sides(tmp_pat
         assert np.array_equal(got.offsets, want.offsets) and sorted(got.data) == sorted(want.data)
         for key, value in want.data.items():
             assert np.array_equal(got.data[key], value), key
-    from_workers = evaluate_protocols(gt, dt, ['Sedan'], ['legacy', 'fixed'], 'all', ['bbox', 'bev', '3d'])
-    direct = evaluate_protocols(gts, dts, ['Sedan'], ['legacy', 'fixed'], 'all', ['bbox', 'bev', '3d'])
+    from_workers = KRadarEvaluator(['Sedan'], ['legacy', 'fixed'], ['bbox', 'bev', '3d']).evaluate_gathered(gt, dt)[0]
+    direct = KRadarEvaluator(['Sedan'], ['legacy', 'fixed'], ['bbox', 'bev', '3d']).evaluate_gathered(gts, dts)[0]
     for a, b in zip(from_workers, direct):
         for metric in b.ap:
             assert np.array_equal(a.ap[metric], b.ap[metric])
@@ -153,12 +154,12 @@ def test_checked_side_must_cover_what_the_evaluation_reads():
     det = check_side([_bad()], 'dt_annos', optional=set())
     with pytest.raises(ValueError, match=r"gt_annos: a CheckedSide of gt_annos with fields \[\] cannot stand for "
                                          r"gt_annos needing \['bbox', 'occluded', 'truncated'\]"):
-        evaluate_protocols(side, det, ['Sedan'], ['legacy'])
+        KRadarEvaluator(['Sedan'], 'legacy').evaluate_gathered(side, det)
     with pytest.raises(ValueError, match='a CheckedSide of dt_annos'):
-        evaluate_protocols(det, det, ['Sedan'], ['fixed'])
+        KRadarEvaluator(['Sedan'], 'fixed').evaluate_gathered(det, det)
     with pytest.raises(ValueError, match="side must be 'gt_annos' or 'dt_annos'"):
         check_side([GT], 'gt')
-    (ev,) = evaluate_protocols(side, det, ['Sedan'], ['fixed'])
+    (ev,), _ = KRadarEvaluator(['Sedan'], 'fixed').evaluate_gathered(side, det)
     assert ev.ap['bev'].shape[-1] == 3
 
 

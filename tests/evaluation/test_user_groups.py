@@ -6,13 +6,11 @@ import json
 import numpy as np
 import pytest
 
-from kradar_plugin.evaluation import evaluate_protocols
 from kradar_plugin.evaluation.cli import main
 from kradar_plugin.evaluation.evaluator import KRadarEvaluator
-from kradar_plugin.evaluation.grouped import Grouped
 from kradar_plugin.evaluation.groups import _mini_yaml, check, load_file, parse_option, resolve
 
-from ._data import noisy_dets, random_gt
+from ._data import evaluated, noisy_dets, random_gt
 from .test_conditions_paths import _dump, _infos
 
 
@@ -36,16 +34,15 @@ def test_each_group_equals_an_evaluation_of_its_frames_alone_with_intervals_over
     assert [g.sequences for g in groups] == [frozenset([1, 2, 3, 4, 9]), frozenset([4, 5, 6]), frozenset()]
     assert check(groups, rows) == ['groups clean and noisy overlap: both hold sequence 4 (allowed; their frames '
                                    'count in both)']
-    grouped = Grouped.from_annos(gts, dts, ['kradar'], ('bev', '3d'), compare_dt_annos=dts_b)
-    out = grouped.groups_at('kradar', ['Sedan'], rows, [0.2], ('bev', '3d'), bootstrap=10, seed=1,
-                            user_groups=groups)[0]
+    out = evaluated(gts, dts, ['Sedan'], 'kradar', rows, dts_b, score_threshold=0.2, bootstrap=10, seed=1,
+                    groups=groups).groups['kradar']
     assert list(out)[-3:] == ['group/clean', 'group/noisy', 'group/none'] and 'weather/fog' in out
     for g in groups[:2]:
         idx = [i for i in range(len(gts)) if (i // 5 + 1) in g.sequences and len(gts[i]['name'])]
-        alone = evaluate_protocols([gts[i] for i in idx], [dts[i] for i in idx], ['Sedan'], ['kradar'],
-                                   eval_types=('bev', '3d'), score_threshold=0.2)[0]
-        alone_b = evaluate_protocols([gts[i] for i in idx], [dts_b[i] for i in idx], ['Sedan'], ['kradar'],
-                                     eval_types=('bev', '3d'), score_threshold=0.2)[0]
+        alone = evaluated([gts[i] for i in idx], [dts[i] for i in idx], ['Sedan'], 'kradar',
+                          score_threshold=0.2).evaluations[0]
+        alone_b = evaluated([gts[i] for i in idx], [dts_b[i] for i in idx], ['Sedan'], 'kradar',
+                            score_threshold=0.2).evaluations[0]
         entry = out['group/' + g.name]
         assert entry['frames'] == len(idx) and entry['gt'] == {'Sedan': sum(len(gts[i]['name']) for i in idx)}
         assert entry['sequences'] == len(set(i // 5 for i in idx))     # resampled: its own sequences
@@ -59,8 +56,8 @@ def test_each_group_equals_an_evaluation_of_its_frames_alone_with_intervals_over
                 assert 0.0 <= lo <= hi <= 100.0
     # an empty group: no frame, N/A everywhere
     assert out['group/none']['frames'] == 0 and set(out['group/none']['metrics'].values()) == {None}
-    only = grouped.groups_at('kradar', ['Sedan'], rows, [0.2], ('bev', '3d'), user_groups=groups,
-                             groups_only=True)[0]
+    only = evaluated(gts, dts, ['Sedan'], 'kradar', rows, dts_b, score_threshold=0.2, groups=groups,
+                     groups_only=True).groups['kradar']
     assert list(only) == ['total', 'group/clean', 'group/noisy', 'group/none']
     assert only['group/clean']['metrics'] == out['group/clean']['metrics']
 

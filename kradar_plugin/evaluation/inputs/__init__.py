@@ -2,5 +2,5 @@
 
 ``result_io`` (results -> plain numpy, saved), ``box_convention`` (LiDAR boxes of either mmdet3d box
 convention -> the evaluator's camera-style layout), ``kradar_columns`` (all frames at once) and
-``kradar_format`` (the dataset-side entry points: ``evaluate_results``, ``condition_table``). Pure numpy.
+``kradar_format`` (one info or result converted alone, as EchoFusion's ``format_anno`` does). Pure numpy.
 """

@@ -215,19 +215,6 @@ def dt_columns(dt, class_names, pcd_limit_range, azimuth_range, dt_z_is_bottom, 
     return data, _counts(dt, keep)
 
 
-def select_frames(data, counts, frame_keep):
-    """Columns and per-frame counts of the frames where ``frame_keep`` is True."""
-    rows = np.repeat(frame_keep, counts)
-    return dict((k, v[rows]) for k, v in data.items()), counts[frame_keep]
-
-
-def split_frames(data, offsets):
-    """Per-frame dicts (views) of concatenated columns."""
-    cuts = offsets[1:-1]
-    parts = dict((k, np.split(v, cuts)) for k, v in data.items())
-    return [dict((k, parts[k][f]) for k in data) for f in range(len(offsets) - 1)]
-
-
 class Converted(object):
     """GT and detection :class:`Gathered` columns (infos and results read once, the per-frame part);
     :meth:`sides` converts them for one protocol, so several protocols share the reading.
@@ -242,23 +229,17 @@ class Converted(object):
         self.dt_z_is_bottom = dt_z_is_bottom
 
     def columns(self, proto):
-        """(gt columns, gt offsets, detection columns, detection offsets, kept frame indices) under the
-        :class:`Protocol` ``proto``: its region, its detection azimuth filter, and its frame policy."""
+        """(gt columns, gt offsets, detection columns, detection offsets) of every frame under the
+        :class:`Protocol` ``proto``: its region and its detection azimuth filter (its frame rule is the
+        evaluation engine's: frame weights)."""
         gt, gt_counts = gt_columns(self.gt, self.class_names, proto.pcd_limit_range, proto.azimuth_range)
         dt, dt_counts = dt_columns(self.dt, self.class_names, proto.pcd_limit_range,
                                    proto.azimuth_range if proto.dt_azimuth_filter else None, self.dt_z_is_bottom,
                                    self.box_convention)
-        kept = np.arange(self.gt.n_frames)
-        if proto.drop_frames_without_gt:
-            frame_keep = gt_counts > 0
-            gt, gt_counts = select_frames(gt, gt_counts, frame_keep)
-            dt, dt_counts = select_frames(dt, dt_counts, frame_keep)
-            kept = kept[frame_keep]
-        return gt, offsets_of(gt_counts), dt, offsets_of(dt_counts), [int(i) for i in kept]
+        return gt, offsets_of(gt_counts), dt, offsets_of(dt_counts)
 
     def sides(self, proto, fields=None):
-        """(gt, detections) as checked ``validation.CheckedSide`` for the evaluator, and the kept frames.
-        ``fields``: the optional fields the evaluation reads (``kradar_eval.fields_read``; None: all), the
-        only ones checked and kept."""
-        gt, gt_off, dt, dt_off, kept = self.columns(proto)
-        return check_columns('gt_annos', gt, gt_off, fields), check_columns('dt_annos', dt, dt_off, fields), kept
+        """(gt, detections) as checked ``validation.CheckedSide`` for the evaluator. ``fields``: the optional
+        fields the evaluation reads (``engine.fields_read``; None: all), the only ones checked and kept."""
+        gt, gt_off, dt, dt_off = self.columns(proto)
+        return check_columns('gt_annos', gt, gt_off, fields), check_columns('dt_annos', dt, dt_off, fields)

@@ -9,12 +9,9 @@ the azimuth range too). The evaluator layout has ``location`` (y, z, x), ``dimen
 (``box_convention``, see ``box_convention``). No torch/mmcv/mmdet3d import: tensors are read through
 ``.detach().cpu().numpy()`` and mmdet3d box objects through ``.tensor``.
 """
-import numpy as np
-
 from kradar_plugin.evaluation.inputs.box_convention import resolve_box_convention
-from kradar_plugin.evaluation.inputs.kradar_columns import (Converted, check_frame_counts, dt_columns, gather_infos,
-                                                   gather_result_frames, gt_columns, info_list, split_frames)
-from kradar_plugin.evaluation.protocols import ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE, get_protocol
+from kradar_plugin.evaluation.inputs.kradar_columns import dt_columns, gather_infos, gather_result_frames, gt_columns
+from kradar_plugin.evaluation.protocols import ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE
 
 
 def _index(frame_index):
@@ -48,74 +45,3 @@ def result_to_dt_anno(result, class_names, pcd_limit_range=ECHOFUSION_PCD_LIMIT_
     data, _ = dt_columns(frames, tuple(class_names), pcd_limit_range, azimuth_range, dt_z_is_bottom,
                          resolve_box_convention(box_convention))
     return data
-
-
-def _protocol_from(protocol, pcd_limit_range, azi_limit_range, overrides):
-    overrides = dict(overrides)
-    if pcd_limit_range is not None:
-        overrides['pcd_limit_range'] = tuple(pcd_limit_range)
-    if azi_limit_range is not None:
-        overrides['azimuth_range'] = tuple(azi_limit_range)
-    return get_protocol(protocol, **overrides)
-
-
-def converted(infos, results, class_names, dt_z_is_bottom=False, box_convention=None):
-    """:class:`kradar_columns.Converted`: infos (a list, or a dict with 'infos' / 'data_list') and results
-    read once, to convert for one protocol or several (``box_convention`` None: the installed mmdet3d's)."""
-    infos, results = info_list(infos), list(results)
-    check_frame_counts(len(infos), len(results))
-    return Converted(gather_infos(infos), gather_result_frames(results, tuple(class_names)), class_names,
-                     resolve_box_convention(box_convention), dt_z_is_bottom)
-
-
-def build_annos(infos, results, class_names, protocol='legacy', pcd_limit_range=None, azi_limit_range=None,
-                dt_z_is_bottom=False, box_convention=None, **protocol_overrides):
-    """(gt_annos, dt_annos, kept frame indices, Protocol) from infos and per-frame results; ``box_convention``
-    as in ``result_to_dt_anno`` (None: the installed mmdet3d's, looked up once). The per-frame dicts hold the
-    evaluator's fields (views into columns converted for all frames at once)."""
-    conv = converted(infos, results, class_names, dt_z_is_bottom, box_convention)
-    proto = _protocol_from(protocol, pcd_limit_range, azi_limit_range, protocol_overrides)
-    gt, gt_off, dt, dt_off, kept = conv.columns(proto)
-    return split_frames(gt, gt_off), split_frames(dt, dt_off), kept, proto
-
-
-def evaluate_results(infos, results, class_names, protocol='legacy', eval_types=None, pcd_limit_range=None,
-                     azi_limit_range=None, dt_z_is_bottom=False, box_convention=None, benchmark=None,
-                     score_threshold=None, **protocol_overrides):
-    """Evaluate model results against EchoFusion-format infos; returns ``(result_str, metrics_dict)``
-    with ``kradar_eval``'s keys (no 'pts_bbox/' prefix). ``box_convention``: 'mmdet3d<1.0', 'mmdet3d>=1.0'
-    or None (the installed mmdet3d's), the convention of the mmdet3d the model was trained under.
-    ``benchmark``: 'v1' or 'v2' (K-Radar's region, replacing ``pcd_limit_range``); ``score_threshold``: keep
-    detections with ``score > T``. One ``KRadarEvaluator`` does the work (the dataset evaluations use it
-    directly)."""
-    evaluator = _evaluator(class_names, protocol, eval_types, pcd_limit_range, azi_limit_range, dt_z_is_bottom,
-                           box_convention, benchmark, score_threshold, None, protocol_overrides)
-    evaluator.process(info_list(infos), results)
-    metrics = evaluator.evaluate()
-    return evaluator.evaluations[0].result_str, metrics
-
-
-def _evaluator(class_names, protocol, eval_types, pcd_limit_range, azi_limit_range, dt_z_is_bottom,
-               box_convention, benchmark, score_threshold, conditions, protocol_overrides):
-    from kradar_plugin.evaluation.evaluator import KRadarEvaluator
-    return KRadarEvaluator(list(class_names), protocol, eval_types or ('bbox', 'bev', '3d'), benchmark=benchmark,
-                           pcd_limit_range=pcd_limit_range, azi_limit_range=azi_limit_range,
-                           score_threshold=score_threshold, conditions=conditions, box_convention=box_convention,
-                           dt_z_is_bottom=dt_z_is_bottom, **protocol_overrides)
-
-
-def condition_table(infos, results, class_names, protocol='legacy', pcd_limit_range=None, azi_limit_range=None,
-                    dt_z_is_bottom=False, box_convention=None, score_threshold=None, fmt='markdown', benchmark=None,
-                    **protocol_overrides):
-    """K-Radar's per-weather paper table of model results (Total and each weather, AP3D and APBEV), or None
-    when the infos carry no conditions (``road_type``, ``capture_time``, ``climate``)."""
-    infos = info_list(infos)
-    evaluator = _evaluator(class_names, protocol, ('bev', '3d'), pcd_limit_range, azi_limit_range, dt_z_is_bottom,
-                           box_convention, benchmark, score_threshold, 'auto', protocol_overrides)
-    if evaluator.condition_rows(infos) is None:
-        return None
-    evaluator.process(infos, results)
-    evaluator.evaluate()
-    if evaluator.group_error is not None:
-        raise evaluator.group_error
-    return evaluator.table(fmt)
