@@ -6,7 +6,7 @@ Import-light on purpose (tools/train.py calls it on rank 0 before a run): the he
     results = run_checks(quick=True)          # list of CheckResult(name, status, reason, fix)
     print(format_report(results, statuses=('FAIL',)))
 """
-from .result import CheckResult  # a namedtuple, stdlib only
+from ..facts.result import CheckResult  # a namedtuple, stdlib only
 
 __all__ = ['CheckResult']
 

@@ -1,50 +1,64 @@
-"""The list of checks and ``run_checks``: probe (or assume) the facts, apply every rule, one result each.
+"""The checks, one row each, and their runner: probe (or assume) the facts, judge every check, one result each.
 
-A check is (name, rule, facts shown on its OK line). Rules live in the rules package (one module per check
-family) and return CheckResults named after their check; the version facts they apply live in
-kradar_plugin.facts; the fact names are declared in fact_names.py.
+A row names its check, the facts it needs, its judge (doctor/rules, one module per check family) and the facts
+shown on its OK line. The runner (``evaluate``) answers for a check whose need is missing (SKIP '<need> not
+installed', or the reason the row gives), names whatever the judge found after the check, and writes the OK
+line when it found nothing. The version facts the judges apply live in kradar_plugin.facts; the fact names are
+declared in fact_names.py.
 """
 import collections
 
 from . import environment, probes, rules
-from .result import CheckResult
+from ..facts.result import CheckResult
+from .report import Finding
 
-Check = collections.namedtuple('Check', 'name rule shows')
+# needs: fact names, each present when its fact is truthy, or (name, SKIP reason when it is missing);
+# shows: the facts named on the OK line, None for a check that prints nothing when it passes.
+Check = collections.namedtuple('Check', 'name needs judge shows')
+
+# Needs that no single fact answers, and the function that does.
+DERIVED = {
+    'mmcv': rules.mmcv_version,          # any mmcv: mmcv-full, mmcv (lite 1.x or 2.x), mmcv-lite
+    'mmcv-full': rules.full_build,       # the mmcv with compiled ops: mmcv-full 1.x or mmcv 2.x
+    'mmcv-2.x': rules.full_build_2x,     # mmcv 2.x with compiled ops, no mmcv-lite next to it
+}
 
 CHECKS = (
-    Check('numba-python', rules.numba_python, ('numba', 'python')),
-    Check('numba-numpy', rules.numba_numpy, ('numba', 'numpy-effective')),
-    Check('numba-cuda', rules.numba_cuda, ('numba', 'cuda')),
-    Check('numba-driver', rules.numba_driver, ('numba', 'driver', 'cuda')),
-    Check('libnvvm', rules.libnvvm, ('libnvvm',)),
-    Check('cuda-compile', rules.compile_test, ()),
-    Check('mmcv-full', rules.mmcv_full, ('mmcv-full', 'mmcv')),
-    Check('mmcv-range', rules.openmmlab_ranges, ('mmcv-full', 'mmcv', 'mmdet', 'mmdet3d', 'mmseg', 'mmengine')),
-    Check('openmmlab-mix', rules.openmmlab_mix, ('mmcv-full', 'mmcv', 'mmcv-lite', 'mmdet', 'mmseg', 'mmdet3d')),
-    Check('package-owners', rules.package_owners, ()),
-    Check('imports', rules.imports, ()),
-    Check('mmdet3d-numpy', rules.mmdet3d_numpy, ('mmdet3d', 'numpy-effective')),
-    Check('mmcv-wheel', rules.mmcv_wheel, ('mmcv', 'torch')),
-    Check('mmengine-torch', rules.mmengine_torch, ('mmengine', 'torch')),
-    Check('yapf', rules.yapf, ('yapf', 'mmcv-full', 'mmcv', 'mmengine')),
-    Check('numpy-base', rules.numpy_base, ('numpy', 'numpy-base', 'numpy-runtime')),
-    Check('torch-gpu', rules.torch_gpu, ('torch', 'torch-cuda', 'gpu-cc')),
-    Check('mmcv-torch', rules.mmcv_torch, ('mmcv-full', 'mmcv-cuda', 'torch', 'torch-cuda')),
-    Check('shm', rules.shm, ('shm', 'workers-per-gpu')),
-    Check('sharing-strategy', rules.sharing_strategy, ('sharing-strategy', 'nofile')),
-    Check('local-rank', rules.local_rank, ('torch',)),
-    Check('dist-timeout', rules.dist_timeout, ('dist-timeout', 'eval-minutes')),
-    Check('nccl-failfast', rules.nccl_failfast, ('dist-backend',)),
-    Check('box-convention', rules.box_convention, ()),
-    Check('sampler', rules.pitfall('sampler'), ()),
-    Check('worker-pickle', rules.pitfall('worker-pickle'), ()),
-    Check('worker-cuda', rules.pitfall('worker-cuda'), ()),
-    Check('import-cuda', rules.pitfall('import-cuda'), ()),
-    Check('ddp-inplace-view', rules.ddp_inplace_view, ()),
-    Check('unused-params', rules.pitfall('unused-params'), ()),
-    Check('shm-batch', rules.shm_batch, ()),
-    Check('leftovers', rules.leftovers, ()),
-    Check('probe', rules.probe_errors, ()),
+    Check('numba-python', (('numba', 'numba not installed (the rotated IoU uses its numpy backend)'),),
+          rules.numba_python, ('numba', 'python')),
+    Check('numba-numpy', ('numba',), rules.numba_numpy, ('numba', 'numpy-effective')),
+    Check('numba-cuda', ('numba',), rules.numba_cuda, ('numba', 'cuda')),
+    Check('numba-driver', (('driver', 'no NVIDIA driver'), 'numba'), rules.numba_driver, ('numba', 'driver', 'cuda')),
+    Check('libnvvm', ('numba',), rules.libnvvm, ('libnvvm',)),
+    Check('cuda-compile', (), rules.compile_test, ()),
+    Check('mmcv-full', ('mmcv',), rules.mmcv_full, ('mmcv-full', 'mmcv')),
+    Check('mmcv-range', (), rules.openmmlab_ranges, ('mmcv-full', 'mmcv', 'mmdet', 'mmdet3d', 'mmseg', 'mmengine')),
+    Check('openmmlab-mix', (), rules.openmmlab_mix, ('mmcv-full', 'mmcv', 'mmcv-lite', 'mmdet', 'mmseg', 'mmdet3d')),
+    Check('package-owners', (), rules.package_owners, ()),
+    Check('imports', (), rules.imports, ()),
+    Check('mmdet3d-numpy', ('mmdet3d', 'numpy-effective'), rules.mmdet3d_numpy, ('mmdet3d', 'numpy-effective')),
+    Check('mmcv-wheel', (('mmcv-2.x', 'no mmcv 2.x with compiled ops'), 'torch'), rules.mmcv_wheel,
+          ('mmcv', 'torch')),
+    Check('mmengine-torch', ('mmengine', 'torch'), rules.mmengine_torch, ('mmengine', 'torch')),
+    Check('yapf', ('yapf',), rules.yapf, ('yapf', 'mmcv-full', 'mmcv', 'mmengine')),
+    Check('numpy-base', (), rules.numpy_base, ('numpy', 'numpy-base', 'numpy-runtime')),
+    Check('torch-gpu', ('torch',), rules.torch_gpu, ('torch', 'torch-cuda', 'gpu-cc')),
+    Check('mmcv-torch', ('mmcv-full',), rules.mmcv_torch, ('mmcv-full', 'mmcv-cuda', 'torch', 'torch-cuda')),
+    Check('shm', (), rules.shm, ('shm', 'workers-per-gpu')),
+    Check('sharing-strategy', (), rules.sharing_strategy, ('sharing-strategy', 'nofile')),
+    Check('local-rank', (('script-facts', 'no --train-script given'), 'torch'), rules.local_rank, ('torch',)),
+    Check('dist-timeout', (), rules.dist_timeout, ('dist-timeout', 'eval-minutes')),
+    Check('nccl-failfast', (('config', 'no --config'),), rules.nccl_failfast, ('dist-backend',)),
+    Check('box-convention', (), rules.box_convention, ()),
+    Check('sampler', (), rules.pitfall('sampler'), ()),
+    Check('worker-pickle', (), rules.pitfall('worker-pickle'), ()),
+    Check('worker-cuda', (), rules.pitfall('worker-cuda'), ()),
+    Check('import-cuda', (), rules.pitfall('import-cuda'), ()),
+    Check('ddp-inplace-view', (), rules.ddp_inplace_view, ()),
+    Check('unused-params', (), rules.pitfall('unused-params'), ()),
+    Check('shm-batch', (), rules.shm_batch, ()),
+    Check('leftovers', (), rules.leftovers, ()),
+    Check('probe', (), rules.probe_errors, None),
 )
 
 
@@ -68,16 +82,29 @@ def ok_line(check, facts):
     return ', '.join(shown) + ': compatible' if shown else 'OK'
 
 
+def unmet(check, facts):
+    """The SKIP reason of the first need of ``check`` that ``facts`` lack ('torch not installed'), else None."""
+    for need in check.needs:
+        name, reason = need if isinstance(need, tuple) else (need, '%s not installed' % need.replace('-effective', ''))
+        if not (DERIVED[name](facts) if name in DERIVED else facts.get(name)):
+            return reason
+    return None
+
+
+def judged(check, facts):
+    """The CheckResults of one check: SKIP for a missing need, else what its judge found (nothing, a Finding,
+    or a list of Findings or CheckResults) named after the check, or its OK line when it found nothing."""
+    reason = unmet(check, facts)
+    found = Finding('SKIP', reason) if reason else check.judge(facts)
+    if not found:
+        return [] if check.shows is None else [CheckResult(check.name, 'OK', ok_line(check, facts), '')]
+    return [CheckResult(check.name, f.status, f.reason, f.fix)
+            for f in ([found] if hasattr(found, 'status') else found)]
+
+
 def evaluate(facts, checks=CHECKS):
-    """Apply every check's rule to ``facts`` (pure): a list of CheckResult, an OK line for a rule that found
-    nothing."""
-    results = []
-    for check in checks:
-        found = check.rule(facts)
-        if not found:
-            results.append(CheckResult(check.name, 'OK', ok_line(check, facts), ''))
-        results.extend(found)
-    return [r for r in results if not (r.name == 'probe' and r.status == 'OK')]
+    """Judge every check on ``facts`` (pure): a list of CheckResult, in the order of ``checks``."""
+    return [result for check in checks for result in judged(check, facts)]
 
 
 def collect_facts(assume=None, config=None, train_script=None, compile_test=False, quick=False, probes_=None,

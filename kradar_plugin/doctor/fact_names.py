@@ -1,9 +1,9 @@
 """The declared set of facts: every key the probes, the inputs (--config, --train-script, --checkpoint,
---assume) and ``environment.derive`` put into the facts dict, and that the rules may read.
+--assume) and ``environment.derive`` put into the facts dict, and that the checks' needs and judges may read.
 
 One row per fact: its name, where it comes from, and what it means. Versions are strings ('1.10.0+cu113'),
-None when the package is not installed. tests/doctor/test_fact_names.py checks that every key a rule reads
-and every key the probes and inputs produce is declared here, and that nothing declared is unused.
+None when the package is not installed. tests/doctor/test_fact_names.py checks that every key a need or a
+judge reads and every key the probes and inputs produce is declared here, and that nothing declared is unused.
 """
 import collections
 
@@ -67,7 +67,7 @@ FACTS = (
     Fact('import-errors', 'import probe', '{package: (first failing module, error line)}'),
     Fact('imports-checked', 'import probe', 'the modules that imported'),
     Fact('imports-skipped', 'import probe', 'why the import probe did not run'),
-    # ---- --config (config_facts.py; gpus there becomes gpus-for-run)
+    # ---- --config (probes/config_facts.py; gpus there becomes gpus-for-run)
     Fact('config', '--config', 'the config path'),
     Fact('workers-per-gpu', '--config', 'data.workers_per_gpu (or train_dataloader.num_workers)'),
     Fact('samples-per-gpu', '--config', 'data.samples_per_gpu'),
@@ -78,17 +78,17 @@ FACTS = (
     Fact('evaluation', '--config', 'whether the config evaluates during training'),
     Fact('pipeline', '--config', "sorted transform types of the config's pipelines"),
     Fact('find-unused-parameters', '--config', "the DDP wrapper's find_unused_parameters"),
-    # ---- --config without --quick: the loaders built in a 2-process gloo group (loader_probe.py)
+    # ---- --config without --quick: the loaders built in a 2-process gloo group (probes/loader_probe.py)
     Fact('pitfalls', 'loader probe', "the distributed pitfalls' CheckResults of rank 0"),
     Fact('loader-demands', 'loader probe', "[{'name', 'workers', 'prefetch', 'batch-bytes'}] per loader"),
     Fact('loader-flow', 'loader probe', "which train flow built the loaders ('mmdet3d', 'mmdet', ...)"),
     Fact('loader-world-size', 'loader probe', 'number of processes the loaders were built in'),
     Fact('loader-probe-error', 'loader probe', 'why the loaders could not be built'),
     Fact('loader-probe-skipped', 'loader probe', 'why the loader probe did not run (--quick)'),
-    # ---- --train-script (script_facts.py)
+    # ---- --train-script (probes/script_facts.py)
     Fact('script-facts', '--train-script',
          "{'script', 'declares', 'reads-env', 'known-args', 'sharing-strategy', 'sets-start-method'}"),
-    # ---- --checkpoint (checkpoint_meta.py)
+    # ---- --checkpoint (probes/checkpoint_meta.py)
     Fact('checkpoint', '--checkpoint', "the checkpoint's meta: {'path', 'format', 'meta', '<pkg>_version'} or "
                                        "{'path', 'error'}"),
     Fact('checkpoint-mmdet3d', '--checkpoint', "mmdet3d version recorded in the checkpoint's meta"),

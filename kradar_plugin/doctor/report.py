@@ -1,10 +1,16 @@
-"""Report formatting: one line per check for people, a stable JSON document for machines."""
+"""The doctor's results and their report: a judge's ``Finding``, the named ``CheckResult`` the runner makes of
+it, one line per check for people, a stable JSON document for machines."""
+import collections
 import json
 
-from .result import CheckResult
+from ..facts.result import STATUSES, CheckResult
 
 SCHEMA_VERSION = 1
 _COLORS = {'OK': '\033[32m', 'SKIP': '\033[2m', 'WARN': '\033[33m', 'FAIL': '\033[31m'}
+
+# What a judge (doctor/rules) finds: a CheckResult without the name, which the runner (checks.evaluate) fills in
+# from the check's row. status: one of STATUSES; fix: '' when there is none.
+Finding = collections.namedtuple('Finding', 'status reason fix', defaults=('',))
 
 
 def format_report(results, statuses=None, color=False):
@@ -27,7 +33,7 @@ def format_report(results, statuses=None, color=False):
 
 
 def counts(results):
-    out = dict((s, 0) for s in ('OK', 'SKIP', 'WARN', 'FAIL'))
+    out = dict((s, 0) for s in STATUSES)
     for r in results:
         out[r.status] = out.get(r.status, 0) + 1
     return out

@@ -1,12 +1,12 @@
 """The one result type of the version facts and the doctor: a named check, its status, a one-line reason
 and, when not OK, the fix.
 
-Every producer returns it: the rules (``doctor/rules``), the version facts they apply
-(``kradar_plugin.facts``, also read by the rotated-IoU backend choice), the distributed pitfalls
-(``doctor/pitfalls``) and the eval-only preflight. Where a result must leave the process as text (the loader
-probe's JSON line, ``--json``), ``to_dict``/``from_dict`` are the one way to serialize it; pickling (e.g.
-``all_gather_object``) works on the object itself. Stdlib only: importing it costs nothing. It lives with the version facts, below the core that reads
-them (the rotated-IoU backend choice); ``kradar_plugin.doctor.result`` is its name for the doctor.
+The version facts' ``*_findings`` return it (also read by the rotated-IoU backend choice), and so do the
+distributed pitfalls (``doctor/pitfalls``) and the eval-only preflight; the doctor's runner
+(``doctor/checks.py``) makes one of each ``Finding`` its judges return. Where a result must leave the
+process as text (the loader probe's JSON line, ``--json``), ``to_dict``/``from_dict`` are the one way to
+serialize it; pickling (e.g. ``all_gather_object``) works on the object itself. Stdlib only: importing it
+costs nothing. It lives with the version facts, below the core that reads them.
 """
 import collections
 
@@ -28,8 +28,3 @@ class CheckResult(collections.namedtuple('CheckResult', 'name status reason fix'
     def from_dict(cls, item):
         """The inverse of ``to_dict`` (a missing 'fix' reads as '')."""
         return cls(item['name'], item['status'], item['reason'], item.get('fix', ''))
-
-
-def skip(name, reason):
-    """[SKIP result]: check ``name`` does not apply here, and why (what a rule returns then)."""
-    return [CheckResult(name, 'SKIP', reason, '')]

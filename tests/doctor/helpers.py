@@ -1,6 +1,6 @@
 """Shared helpers: judge assumed versions on a fixed, bare machine (no probing), and pick results."""
 from kradar_plugin.doctor import checks, environment
-from kradar_plugin.doctor.result import CheckResult
+from kradar_plugin.facts.result import CheckResult
 
 # A machine fact sheet with nothing installed and no GPU: every fact a rule reads comes from the test.
 BARE_MACHINE = {'python': '3.8.10', 'conda': False, 'driver': None, 'gpus': 0, 'shm': 8 * 2 ** 30,

@@ -85,17 +85,19 @@ def rule_files():
 
 
 def keys_read():
-    """Every key the rules (and the derivations) read: in their source, and while judging the fact sheets."""
+    """Every key the checks' needs, the judges (and the derivations) read: in their source, in the rows, and
+    while judging the fact sheets."""
     read = set()
     for path in rule_files():
         read |= keys_read_in_source(path)
     for facts in fact_sheets():
         recording = RecordingFacts(facts)
-        for check in checks.CHECKS:
-            check.rule(recording)
+        checks.evaluate(recording)
         read |= recording.read
     for check in checks.CHECKS:
-        read.update(check.shows)
+        read.update(check.shows or ())
+        read.update(n for n in (need[0] if isinstance(need, tuple) else need for need in check.needs)
+                    if n not in checks.DERIVED)
     return read
 
 

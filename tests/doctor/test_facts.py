@@ -7,7 +7,7 @@ import pytest
 
 from kradar_plugin import facts as F
 from kradar_plugin.facts import numba_cuda_findings
-from kradar_plugin.doctor.result import CheckResult
+from kradar_plugin.facts.result import CheckResult
 
 
 def statuses(findings):
@@ -19,7 +19,7 @@ def fails(findings):
 
 
 def test_findings_are_the_doctors_one_result_type():
-    """The facts' findings are kradar_plugin.doctor.result.CheckResult, named after the doctor check that
+    """The facts' findings are kradar_plugin.facts.result.CheckResult, named after the doctor check that
     reports them (the guard reads status/reason/fix of the same objects)."""
     found = numba_cuda_findings('0.48.0', '1.20.3', '11.3', '580.65.06', '3.9')
     assert all(type(f) is CheckResult for f in found)

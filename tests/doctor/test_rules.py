@@ -298,19 +298,51 @@ def test_box_convention_rule():
     assert r.status == 'WARN' and 'mmengine 0.10.7' in r.reason
 
 
-def test_every_rule_names_its_results_after_its_check():
-    """One result type: a rule (and the version facts it applies) returns CheckResults that already carry
-    their check's name; evaluate adds only the OK lines."""
+def test_every_result_is_named_after_its_check():
+    """The judges return what they found without a name (Findings, or the version facts' and pitfalls'
+    CheckResults); the runner names every result after its check and adds the OK lines and the SKIPs of
+    missing needs."""
     from kradar_plugin.doctor import checks
-    from kradar_plugin.doctor.result import CheckResult
+    from kradar_plugin.facts.result import CheckResult
 
     from .helpers import fact_sheets
     seen = set()
     for facts in fact_sheets():
         for check in checks.CHECKS:
-            found = check.rule(facts)
+            found = checks.judged(check, facts)
             assert all(type(r) is CheckResult and r.name == check.name for r in found), (check.name, found)
-            seen.update((r.name, r.status) for r in found)
+            runners = ('OK', checks.ok_line(check, facts)) if check.shows is not None else None
+            seen.update((r.name, r.status) for r in found if (r.status, r.reason) != runners)  # the judges' own
         assert [r for r in checks.evaluate(facts) if r.name not in [c.name for c in checks.CHECKS]] == []
-    # the fact sheets reach failing, warning and skipped results of most checks
     assert len(seen) >= 50 and len(set(n for n, s in seen if s == 'FAIL')) >= 15
+
+
+def test_a_missing_need_skips_its_check_in_the_order_of_the_row():
+    """The runner, not the judge, answers for a missing need: '<need> not installed', or the row's own reason;
+    the first missing need of the row is named."""
+    reasons = dict((r.name, r.reason) for r in judge(None) if r.status == 'SKIP')   # nothing installed, no GPU
+    assert reasons['numba-numpy'] == reasons['libnvvm'] == 'numba not installed'
+    assert reasons['numba-python'] == 'numba not installed (the rotated IoU uses its numpy backend)'
+    assert reasons['numba-driver'] == 'no NVIDIA driver'          # the driver comes before numba in the row
+    assert reasons['mmcv-full'] == 'mmcv not installed' and reasons['mmcv-torch'] == 'mmcv-full not installed'
+    assert reasons['mmcv-wheel'] == 'no mmcv 2.x with compiled ops'
+    assert reasons['torch-gpu'] == 'torch not installed' and reasons['mmengine-torch'] == 'mmengine not installed'
+    assert reasons['local-rank'] == 'no --train-script given' and reasons['nccl-failfast'] == 'no --config'
+    reasons = dict((r.name, r.reason) for r in judge('mmdet3d=0.17.3,mmengine=0.10.7,mmcv=2.1.0'))
+    assert reasons['mmdet3d-numpy'] == 'numpy not installed'      # the need is numpy-effective: what imports
+    assert reasons['mmengine-torch'] == reasons['mmcv-wheel'] == 'torch not installed'
+    assert reasons['mmcv-torch'] != 'mmcv-full not installed'     # mmcv 2.x is the full build
+
+
+def test_the_runner_names_what_a_judge_found():
+    from kradar_plugin.doctor.checks import Check, evaluate
+    from kradar_plugin.doctor.report import Finding
+    from kradar_plugin.facts.result import CheckResult
+    rows = (Check('one', ('numba',), lambda facts: Finding('WARN', 'r', 'f'), ('numba',)),
+            Check('many', (), lambda facts: [Finding('FAIL', 'a', 'x'), CheckResult('other', 'WARN', 'b', '')], ()),
+            Check('passes', (), lambda facts: None, ('numba', 'torch')),
+            Check('quiet', (), lambda facts: [], None))
+    assert evaluate({'numba': '0.60.0'}, rows) == [
+        ('one', 'WARN', 'r', 'f'), ('many', 'FAIL', 'a', 'x'), ('many', 'WARN', 'b', ''),
+        ('passes', 'OK', 'numba 0.60.0: compatible', '')]
+    assert evaluate({}, rows)[0] == ('one', 'SKIP', 'numba not installed', '')

@@ -14,7 +14,7 @@ import os
 from kradar_plugin.distributed import run_context
 from kradar_plugin.doctor import pitfalls as P
 from kradar_plugin.doctor.report import format_report
-from kradar_plugin.doctor.result import CheckResult
+from kradar_plugin.facts.result import CheckResult
 from .eval_guard import uses_standard_collection
 
 

@@ -18,7 +18,6 @@ Checks (names as in the report) and their modules:
 
 ``from kradar_plugin.doctor import pitfalls as P; P.judge_sampler(...)`` reaches every public name.
 """
-from ..result import CheckResult  # the pitfalls' result type, for their callers
 from .ddp_view import judge_ddp_view
 from .leftovers import judge_leftovers, own_process_tree, probe_leftovers
 from .pickling import (SPAWN_METHODS, find_unpicklable, judge_pickling, pickled_size, start_method,
@@ -30,7 +29,7 @@ from .unused_params import judge_unused, probe_unused_parameters
 from .worker_cuda import (cuda_state, install_cuda_tracer, judge_import_cuda, judge_worker_cuda,
                           probe_failed, probe_worker_cuda)
 
-__all__ = ['CheckResult', 'judge_ddp_view', 'judge_leftovers', 'own_process_tree', 'probe_leftovers',
+__all__ = ['judge_ddp_view', 'judge_leftovers', 'own_process_tree', 'probe_leftovers',
            'SPAWN_METHODS', 'find_unpicklable', 'judge_pickling', 'pickled_size', 'start_method', 'where_defined',
            'worker_payload', 'describe_sampler', 'endless_limit', 'judge_sampler', 'judge_val_sampler',
            'loader_batch_size', 'sampler_draws', 'sampler_of', 'batch_nbytes', 'first_batch', 'judge_shm_batch',

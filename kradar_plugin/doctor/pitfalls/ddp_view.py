@@ -6,7 +6,7 @@ modified inplace" (pytorch#61982; fixed in 1.11 by pytorch#66015).
 """
 import re
 
-from ..result import CheckResult
+from ...facts.result import CheckResult
 
 
 def judge_ddp_view(torch_version, find_unused=None, static_graph=False, distributed=True):

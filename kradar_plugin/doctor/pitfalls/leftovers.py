@@ -4,7 +4,7 @@ import io
 import os
 import re
 
-from ..result import CheckResult
+from ...facts.result import CheckResult
 from .shm import mib
 
 _TRAINING_CMD = re.compile(r'(train\.py|test\.py|torch\.distributed\.(run|launch)|torchrun|dist_train\.sh|'

@@ -8,7 +8,7 @@ import functools
 import pickle
 import sys
 
-from ..result import CheckResult
+from ...facts.result import CheckResult
 
 SPAWN_METHODS = ('spawn', 'forkserver')
 _MAX_DEPTH = 12

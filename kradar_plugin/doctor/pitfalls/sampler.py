@@ -7,7 +7,7 @@ mmcv's result collection exactly samples 0..len-1 in order.
 """
 import itertools
 
-from ..result import CheckResult
+from ...facts.result import CheckResult
 
 
 def sampler_of(loader):

@@ -5,7 +5,7 @@ switch.
 """
 import os
 
-from ..result import CheckResult
+from ...facts.result import CheckResult
 from .sampler import loader_batch_size
 
 

@@ -4,7 +4,7 @@ Parameters without a gradient after one forward/backward with ``find_unused_para
 ("Expected to have finished reduction in the prior iteration"); the reverse, ``find_unused_parameters=True``
 with none unused, costs a traversal of the graph every step.
 """
-from ..result import CheckResult
+from ...facts.result import CheckResult
 
 
 def probe_unused_parameters(model, data):

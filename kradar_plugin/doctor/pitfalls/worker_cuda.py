@@ -10,7 +10,7 @@ import os
 import pickle
 import traceback
 
-from ..result import CheckResult
+from ...facts.result import CheckResult
 
 _TRACE = {'installed': False, 'attempts': []}
 

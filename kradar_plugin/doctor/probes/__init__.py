@@ -9,6 +9,10 @@ produces is declared in ``doctor/fact_names.py``. One module per family:
 - packages.py: distribution metadata and conda-meta records; openmmlab.py: OpenMMLab packages read as files
 - cuda.py: toolkit, libNVVM, driver, GPUs; system.py: /dev/shm, fd limit, torch_shm_manager daemons
 - framework.py / imports.py: the two probe subprocesses; gather.py: all of them into one facts dict
+- config_facts.py, script_facts.py, checkpoint_meta.py: the facts of ``--config``, ``--train-script`` and
+  ``--checkpoint`` (read as files, nothing run); loader_probe.py: the loaders of ``--config`` built in a real
+  2-process gloo group; compile_test.py: ``--compile-test``. ``checks.collect_facts`` imports these five on
+  demand, not this package.
 """
 from .cuda import (cuda_home_candidates, probe_cuda_toolkit, probe_driver, probe_gpu_count,
                    probe_libnvvm, toolkit_version_from_home)

@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 
-from ..result import CheckResult
+from ...facts.result import CheckResult
 
 MARK = 'KRADAR_LOADER_PROBE '
 DEFAULT_WORLD = 2

@@ -1,7 +1,7 @@
-"""Rule of ``torch-gpu``: torch's CUDA build has kernels for this GPU; ``has_gpu``, which the GPU rules share."""
+"""Judge of ``torch-gpu``: torch's CUDA build has kernels for this GPU; ``has_gpu``, which the GPU judges share."""
 from ... import facts as F
 from ...facts.versions import parse_version
-from ..result import CheckResult, skip
+from ..report import Finding
 
 
 def has_gpu(facts):
@@ -25,18 +25,14 @@ def _cc_supported(cc, arch_list):
 
 
 def torch_gpu(facts):
-    if not facts.get('torch'):
-        return skip('torch-gpu', 'torch not installed')
     if not has_gpu(facts):
-        return skip('torch-gpu', 'no GPU: torch runs on CPU')
+        return Finding('SKIP', 'no GPU: torch runs on CPU')
     torch_cuda = facts.get('torch-cuda')
     if torch_cuda == 'cpu':
-        return [CheckResult('torch-gpu', 'WARN',
-                            'torch %s is a CPU-only build on a machine with %s GPU(s)'
-                            % (facts['torch'], facts.get('gpus')),
-                            'pip install torch==%s -f https://download.pytorch.org/whl/torch_stable.html (a +cuXXX '
-                            'build)' % parse_version(facts['torch']).public)]
-    findings = []
+        return Finding('WARN', 'torch %s is a CPU-only build on a machine with %s GPU(s)'
+                       % (facts['torch'], facts.get('gpus')),
+                       'pip install torch==%s -f https://download.pytorch.org/whl/torch_stable.html (a +cuXXX '
+                       'build)' % parse_version(facts['torch']).public)
     for cc in facts.get('gpu-cc') or ():
         arch = facts.get('torch-arch')
         if arch:
@@ -47,11 +43,7 @@ def torch_gpu(facts):
             ok = max_cc is None or parse_version(cc) <= max_cc
             have = 'up to sm_%s' % (max_cc or '?').replace('.', '')
         if not ok:
-            findings.append(CheckResult('torch-gpu', 'FAIL',
-                                        'torch %s (CUDA %s) has no kernels for this GPU (compute capability '
-                                        '%s; built for %s): "no kernel image is available"'
-                                        % (facts['torch'], torch_cuda, cc, have),
-                                        'install a torch built for a newer CUDA that supports sm_%s'
-                                        % cc.replace('.', '')))
-            break
-    return findings
+            return Finding('FAIL', 'torch %s (CUDA %s) has no kernels for this GPU (compute capability %s; built '
+                                   'for %s): "no kernel image is available"' % (facts['torch'], torch_cuda, cc, have),
+                           'install a torch built for a newer CUDA that supports sm_%s' % cc.replace('.', ''))
+    return None

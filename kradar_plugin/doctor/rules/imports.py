@@ -1,6 +1,6 @@
-"""Rules of the subprocess probes: packages that fail to import (``imports``) and a probe that failed
+"""Judges of the subprocess probes: packages that fail to import (``imports``) and a probe that failed
 (``probe``)."""
-from ..result import CheckResult, skip
+from ..report import Finding
 
 
 # Modules whose "No module named X" names a different distribution.
@@ -9,7 +9,7 @@ _DIST_OF_MODULE = {'sklearn': 'scikit-learn', 'skimage': 'scikit-image', 'cv2': 
                    'mmseg': 'mmsegmentation', 'pycocotools': 'pycocotools', 'shapely': 'shapely'}
 
 
-def _import_fix(module, error, facts):
+def _import_fix(module, error):
     if "No module named 'mmcv._ext'" in error or 'mmcv._ext' in error:
         return 'install mmcv with compiled ops (see the mmcv-full check)'
     if 'is used but incompatible' in error:
@@ -27,21 +27,19 @@ def _import_fix(module, error, facts):
 def imports(facts):
     errors = facts.get('import-errors')
     if errors is None:
-        return skip('imports', facts.get('imports-skipped') or 'not probed')
+        return Finding('SKIP', facts.get('imports-skipped') or 'not probed')
     findings = []
     for package in sorted(errors):
         module, error = errors[package]
-        findings.append(CheckResult('imports', 'FAIL',
-                                    'import %s fails: %s' % (module, error), _import_fix(module, error, facts)))
+        findings.append(Finding('FAIL', 'import %s fails: %s' % (module, error), _import_fix(module, error)))
     if not findings and facts.get('imports-checked'):
-        return [CheckResult('imports', 'OK', 'import %s: ok' % ', '.join(facts['imports-checked']), '')]
+        return Finding('OK', 'import %s: ok' % ', '.join(facts['imports-checked']))
     return findings
 
 
 def probe_errors(facts):
     error = facts.get('probe-error')
     if error:
-        return [CheckResult('probe', 'WARN',
-                            'probing the frameworks in a subprocess failed: %s' % error,
-                            'run python -c "import torch, mmcv._ext" to see the full error')]
-    return []
+        return Finding('WARN', 'probing the frameworks in a subprocess failed: %s' % error,
+                       'run python -c "import torch, mmcv._ext" to see the full error')
+    return None

@@ -1,8 +1,8 @@
-"""Rules of the mmcv build checks: which mmcv flavour is installed (mmcv-full, lite mmcv, mmcv-lite) and
+"""Judges of the mmcv build checks: which mmcv flavour is installed (mmcv-full, lite mmcv, mmcv-lite) and
 whether its compiled ops exist and fit the installed torch (mmcv-full, mmcv-wheel, mmcv-torch)."""
 from ... import facts as F
 from ...facts.versions import major_minor, parse_version
-from ..result import CheckResult, skip
+from ..report import Finding
 from .gpu import has_gpu
 
 
@@ -32,54 +32,43 @@ def _mmcv_wheel_hint(version, facts):
 
 def mmcv_full(facts):
     full, mmcv, lite2 = facts.get('mmcv-full'), facts.get('mmcv'), facts.get('mmcv-lite')
-    if not full and not mmcv and not lite2:
-        return skip('mmcv-full', 'mmcv not installed')
     providers = facts.get('providers') or {}    # a fork (onedl-mmcv) is named as installed, judged as mmcv
     installed = ['%s %s' % (providers.get(n, n), v) for n, v in (('mmcv', mmcv), ('mmcv-full', full),
                                                                   ('mmcv-lite', lite2)) if v]
     if len(installed) > 1:
         keep = "'mmcv-full==%s'" % full if full else "'mmcv==%s'" % mmcv
-        return [CheckResult('mmcv-full', 'FAIL',
-                            '%s %s are installed in one environment (they share the mmcv package: '
-                            'ModuleNotFoundError)' % ('both' if len(installed) == 2 else 'all of',
-                                                      ' and '.join(installed)),
-                            'pip uninstall -y mmcv mmcv-full mmcv-lite && pip install %s' % keep)]
+        return Finding('FAIL', '%s %s are installed in one environment (they share the mmcv package: '
+                               'ModuleNotFoundError)' % ('both' if len(installed) == 2 else 'all of',
+                                                         ' and '.join(installed)),
+                       'pip uninstall -y mmcv mmcv-full mmcv-lite && pip install %s' % keep)
     if _lite_mmcv(facts):
-        wanted = 'mmcv-full'
-        return [CheckResult('mmcv-full', 'FAIL',
-                            "mmcv %s (lite, no compiled ops) is installed instead of mmcv-full: No module "
-                            "named 'mmcv._ext'" % facts['mmcv'],
-                            'pip uninstall -y mmcv && mim install %s (or pip install %s -f '
-                            'https://download.openmmlab.com/mmcv/dist/<cuXXX>/<torchX.Y.0>/index.html)'
-                            % (wanted, wanted))]
+        return Finding('FAIL', "mmcv %s (lite, no compiled ops) is installed instead of mmcv-full: No module named "
+                               "'mmcv._ext'" % facts['mmcv'],
+                       'pip uninstall -y mmcv && mim install mmcv-full (or pip install mmcv-full -f '
+                       'https://download.openmmlab.com/mmcv/dist/<cuXXX>/<torchX.Y.0>/index.html)')
     if lite2:
         users = _ops_users(facts)
         if not users:
-            return [CheckResult('mmcv-full', 'OK',
-                                'mmcv-lite %s (no compiled ops); nothing installed here needs mmcv.ops' % lite2,
-                                '')]
-        return [CheckResult('mmcv-full', 'FAIL',
-                            "mmcv-lite %s has no compiled ops (No module named 'mmcv._ext'): %s models, "
-                            "datasets and evaluation fail to import" % (lite2, ', '.join(users)),
-                            'pip uninstall -y mmcv-lite && ' + _mmcv_wheel_hint(lite2, facts))]
+            return Finding('OK', 'mmcv-lite %s (no compiled ops); nothing installed here needs mmcv.ops' % lite2)
+        return Finding('FAIL', "mmcv-lite %s has no compiled ops (No module named 'mmcv._ext'): %s models, "
+                               "datasets and evaluation fail to import" % (lite2, ', '.join(users)),
+                       'pip uninstall -y mmcv-lite && ' + _mmcv_wheel_hint(lite2, facts))
     name, version = ('mmcv-full', full) if full else ('mmcv', mmcv)
     name = providers.get(name, name)
     ext = facts.get('mmcv-ext')
     if ext and ext != 'ok':
         hint = ' (compiled against another torch)' if 'undefined symbol' in ext else ''
-        return [CheckResult('mmcv-full', 'FAIL',
-                            'import mmcv._ext fails%s: %s' % (hint, ext),
-                            'reinstall %s built for this torch %s / CUDA %s: pip install %s==%s -f '
-                            'https://download.openmmlab.com/mmcv/dist/%s/torch%s.0/index.html'
-                            % (name, facts.get('torch'), facts.get('torch-cuda'), name, version,
-                               _cu_tag(facts.get('torch-cuda')), major_minor(facts.get('torch')) or 'X.Y'))]
+        return Finding('FAIL', 'import mmcv._ext fails%s: %s' % (hint, ext),
+                       'reinstall %s built for this torch %s / CUDA %s: pip install %s==%s -f '
+                       'https://download.openmmlab.com/mmcv/dist/%s/torch%s.0/index.html'
+                       % (name, facts.get('torch'), facts.get('torch-cuda'), name, version,
+                          _cu_tag(facts.get('torch-cuda')), major_minor(facts.get('torch')) or 'X.Y'))
     if facts.get('mmcv-ext-file') is False:
-        return [CheckResult('mmcv-full', 'FAIL',
-                            "%s %s is installed but mmcv/_ext*.so is missing (built without ops?): No module "
-                            "named 'mmcv._ext'" % (name, version),
-                            "pip install --force-reinstall --no-cache-dir '%s==%s'%s"
-                            % (name, version, ' (MMCV_WITH_OPS=1 when compiling)' if name == 'mmcv' else ''))]
-    return []
+        return Finding('FAIL', "%s %s is installed but mmcv/_ext*.so is missing (built without ops?): No module "
+                               "named 'mmcv._ext'" % (name, version),
+                       "pip install --force-reinstall --no-cache-dir '%s==%s'%s"
+                       % (name, version, ' (MMCV_WITH_OPS=1 when compiling)' if name == 'mmcv' else ''))
+    return None
 
 
 def _cu_tag(cuda):
@@ -94,52 +83,53 @@ def mmcv_version(facts):
     return facts.get('mmcv-full') or facts.get('mmcv') or facts.get('mmcv-lite')
 
 
+def full_build(facts):
+    """The mmcv with compiled ops: mmcv-full 1.x or mmcv 2.x (None for a lite mmcv or none)."""
+    return facts.get('mmcv-full') or (facts.get('mmcv') if not _lite_mmcv(facts) else None)
+
+
+def full_build_2x(facts):
+    """The mmcv 2.x with compiled ops (mmcv, with no mmcv-lite next to it), else None."""
+    mmcv = facts.get('mmcv')
+    return mmcv if is_2x(mmcv) and not facts.get('mmcv-lite') else None
+
+
 def mmcv_wheel(facts):
-    mmcv = facts.get('mmcv') or facts.get('mmcv-lite')
-    if not is_2x(mmcv) or facts.get('mmcv-lite'):
-        return skip('mmcv-wheel', 'no mmcv 2.x with compiled ops')
-    if not facts.get('torch'):
-        return skip('mmcv-wheel', 'torch not installed')
+    mmcv = full_build_2x(facts)
     assumed = facts.get('assumed', ())
     if 'mmcv' not in assumed and 'torch' not in assumed:
         ext = facts.get('mmcv-ext')
         if ext == 'ok':
-            return [CheckResult('mmcv-wheel', 'OK',
-                                'mmcv %s with torch %s: mmcv._ext imports (built for this torch)'
-                                % (mmcv, facts['torch']), '')]
+            return Finding('OK', 'mmcv %s with torch %s: mmcv._ext imports (built for this torch)'
+                           % (mmcv, facts['torch']))
         if ext:
-            return skip('mmcv-wheel', 'mmcv._ext does not import (see mmcv-full)')
-        return skip('mmcv-wheel', 'mmcv._ext not probed (quick mode)')
+            return Finding('SKIP', 'mmcv._ext does not import (see mmcv-full)')
+        return Finding('SKIP', 'mmcv._ext not probed (quick mode)')
     return F.mmcv_wheel_findings(mmcv, facts['torch'])
 
 
 def mmcv_torch(facts):
-    full = facts.get('mmcv-full') or (facts.get('mmcv') if not _lite_mmcv(facts) else None)
-    if not full:
-        return skip('mmcv-torch', 'mmcv-full not installed')
+    full = full_build(facts)
     findings = []
     mmcv_torch_v, torch_v = facts.get('mmcv-torch'), facts.get('torch')
     if mmcv_torch_v and torch_v and major_minor(mmcv_torch_v) != major_minor(torch_v):
-        findings.append(CheckResult('mmcv-torch', 'FAIL',
-                                    'mmcv-full %s was compiled for torch %s but torch %s is installed '
-                                    '(undefined symbol in mmcv._ext)' % (full, mmcv_torch_v, torch_v),
-                                    'pip install mmcv-full==%s -f https://download.openmmlab.com/mmcv/dist/%s/'
-                                    'torch%s.0/index.html' % (full, _cu_tag(facts.get('torch-cuda')),
-                                                              major_minor(torch_v))))
+        findings.append(Finding('FAIL', 'mmcv-full %s was compiled for torch %s but torch %s is installed '
+                                        '(undefined symbol in mmcv._ext)' % (full, mmcv_torch_v, torch_v),
+                                'pip install mmcv-full==%s -f https://download.openmmlab.com/mmcv/dist/%s/'
+                                'torch%s.0/index.html' % (full, _cu_tag(facts.get('torch-cuda')),
+                                                          major_minor(torch_v))))
     mmcv_cuda, torch_cuda = facts.get('mmcv-cuda'), facts.get('torch-cuda')
     if mmcv_cuda and torch_cuda and torch_cuda != 'cpu':
         if mmcv_cuda == 'not available':
             if has_gpu(facts):
-                findings.append(CheckResult('mmcv-torch', 'WARN',
-                                            'mmcv-full %s was compiled without CUDA: mmcv.ops on GPU tensors '
-                                            'fail' % full,
-                                            'MMCV_WITH_OPS=1 FORCE_CUDA=1 pip install mmcv-full==%s --no-binary '
-                                            'mmcv-full' % full))
+                findings.append(Finding('WARN', 'mmcv-full %s was compiled without CUDA: mmcv.ops on GPU tensors '
+                                                'fail' % full,
+                                        'MMCV_WITH_OPS=1 FORCE_CUDA=1 pip install mmcv-full==%s --no-binary '
+                                        'mmcv-full' % full))
         elif parse_version(mmcv_cuda) is not None and \
                 parse_version(mmcv_cuda).part(0) != parse_version(torch_cuda).part(0):
-            findings.append(CheckResult('mmcv-torch', 'FAIL',
-                                        'mmcv-full %s was compiled with CUDA %s but torch uses CUDA %s'
-                                        % (full, mmcv_cuda, torch_cuda),
-                                        'pip install mmcv-full==%s -f https://download.openmmlab.com/mmcv/dist/%s/'
-                                        'torch%s.0/index.html' % (full, _cu_tag(torch_cuda), major_minor(torch_v))))
+            findings.append(Finding('FAIL', 'mmcv-full %s was compiled with CUDA %s but torch uses CUDA %s'
+                                    % (full, mmcv_cuda, torch_cuda),
+                                    'pip install mmcv-full==%s -f https://download.openmmlab.com/mmcv/dist/%s/'
+                                    'torch%s.0/index.html' % (full, _cu_tag(torch_cuda), major_minor(torch_v))))
     return findings

@@ -1,4 +1,4 @@
-"""The rule of a NCCL launch ending fast when a rank is lost (``nccl-failfast``).
+"""The judge of a NCCL launch ending fast when a rank is lost (``nccl-failfast``).
 
 With the NCCL backend the process-group ``timeout`` is enforced only when asynchronous error handling (or
 blocking wait) is on: NCCL's watchdog then aborts a collective that waits longer and ends the process; with
@@ -8,7 +8,7 @@ and a plain ``python`` set nothing. torch >= 2.2 reads ``TORCH_NCCL_ASYNC_ERROR_
 works, with a deprecation warning); its documentation gives 3 as the default of recent releases.
 """
 from ...facts.versions import parse_version
-from ..result import CheckResult, skip
+from ..report import Finding
 
 ASYNC = ('TORCH_NCCL_ASYNC_ERROR_HANDLING', 'NCCL_ASYNC_ERROR_HANDLING')
 BLOCKING = ('TORCH_NCCL_BLOCKING_WAIT', 'NCCL_BLOCKING_WAIT')
@@ -26,11 +26,10 @@ def _first(env, names):
 
 def nccl_failfast(facts):
     backend = facts.get('dist-backend')
-    if not facts.get('config'):
-        return skip('nccl-failfast', 'no --config')
+    if not backend:
+        return Finding('SKIP', 'dist_params names no backend')
     if backend != 'nccl':
-        return skip('nccl-failfast', "the config's backend is {}".format(backend or 'not set (mmcv: nccl)')) \
-            if backend else skip('nccl-failfast', 'dist_params names no backend')
+        return Finding('SKIP', "the config's backend is {}".format(backend))
     env = facts.get('nccl-env') or {}
     timeout = facts.get('dist-timeout')
     timeout_text = 'the {:g} s timeout of dist_params'.format(timeout) if timeout else \
@@ -38,20 +37,19 @@ def nccl_failfast(facts):
     name, value = _first(env, ASYNC)
     blocking, blocking_value = _first(env, BLOCKING)
     if blocking and blocking_value not in ('0',):
-        return []
+        return None
     if name and value not in ('0',):
-        return [] if timeout else [CheckResult(
-            'nccl-failfast', 'WARN', '{}={}: NCCL aborts a stuck collective after {}: a lost rank holds the '
-            'others that long'.format(name, value, timeout_text), FIX)]
+        return None if timeout else Finding(
+            'WARN', '{}={}: NCCL aborts a stuck collective after {}: a lost rank holds the others that '
+            'long'.format(name, value, timeout_text), FIX)
     if name:
-        return [CheckResult('nccl-failfast', 'FAIL', '{}=0: NCCL never aborts a collective, so the ranks that wait '
-                            'for a lost rank (OOM-killed, node failure) hang for ever, whatever the '
-                            'timeout'.format(name), FIX)]
+        return Finding('FAIL', '{}=0: NCCL never aborts a collective, so the ranks that wait for a lost rank '
+                               '(OOM-killed, node failure) hang for ever, whatever the timeout'.format(name), FIX)
     torch_v = parse_version(facts.get('torch'))
     recent = torch_v is not None and torch_v >= parse_version('2.2')
-    return [CheckResult(
-        'nccl-failfast', 'WARN',
+    return Finding(
+        'WARN',
         'no TORCH_NCCL_ASYNC_ERROR_HANDLING / NCCL_ASYNC_ERROR_HANDLING in this environment: torchrun and '
         'torch.distributed.launch set it for their workers, srun/mpirun/python do not; {}'.format(
             "torch {}'s own default then decides".format(facts['torch']) if recent else
-            'then ranks waiting for a lost rank ignore {} and hang'.format(timeout_text)), FIX)]
+            'then ranks waiting for a lost rank ignore {} and hang'.format(timeout_text)), FIX)

@@ -1,7 +1,7 @@
-"""Rules of the numba checks: numba against Python, numpy, the CUDA toolkit, the driver and libNVVM, and the
+"""Judges of the numba checks: numba against Python, numpy, the CUDA toolkit, the driver and libNVVM, and the
 ``--compile-test`` outcome. The version boundaries live in kradar_plugin.facts.numba."""
 from ... import facts as F
-from ..result import CheckResult, skip
+from ..report import Finding
 from .gpu import has_gpu
 
 
@@ -12,14 +12,10 @@ def uses_cuda(facts):
 
 
 def numba_python(facts):
-    if not facts.get('numba'):
-        return skip('numba-python', 'numba not installed (the rotated IoU uses its numpy backend)')
     return F.numba_python_findings(facts['numba'], facts.get('python'))
 
 
 def numba_numpy(facts):
-    if not facts.get('numba'):
-        return skip('numba-numpy', 'numba not installed')
     numpy = facts.get('numpy-effective')
     findings = F.numba_numpy_findings(facts['numba'], numpy)
     if findings and facts.get('numpy-base') and facts.get('numpy') and facts['numpy-base'] != facts['numpy']:
@@ -30,54 +26,43 @@ def numba_numpy(facts):
                                    % (facts['numpy'], facts['numpy']))]
     error = facts.get('numba-import')
     if not findings and error and error != 'ok':
-        findings = [CheckResult('numba-numpy', 'FAIL',
-                                'import numba fails: %s' % error,
-                                "pip install --force-reinstall 'numba==%s'" % facts['numba'])]
+        return Finding('FAIL', 'import numba fails: %s' % error,
+                       "pip install --force-reinstall 'numba==%s'" % facts['numba'])
     return findings
 
 
 def numba_cuda(facts):
-    if not facts.get('numba'):
-        return skip('numba-cuda', 'numba not installed')
     if not uses_cuda(facts):
-        return skip('numba-cuda', 'no GPU: numba.cuda is not used (the rotated IoU runs on its CPU backends)')
+        return Finding('SKIP', 'no GPU: numba.cuda is not used (the rotated IoU runs on its CPU backends)')
     if not facts.get('cuda'):
-        return skip('numba-cuda', 'no CUDA toolkit found (see libnvvm)')
+        return Finding('SKIP', 'no CUDA toolkit found (see libnvvm)')
     return F.numba_toolkit_findings(facts['numba'], facts['cuda'])
 
 
 def numba_driver(facts):
-    if not facts.get('driver'):
-        return skip('numba-driver', 'no NVIDIA driver')
-    if not facts.get('numba'):
-        return skip('numba-driver', 'numba not installed')
     return F.numba_driver_findings(facts['numba'], facts['driver'], facts.get('cuda'))
 
 
 def libnvvm(facts):
-    if not facts.get('numba'):
-        return skip('libnvvm', 'numba not installed')
     if not uses_cuda(facts):
-        return skip('libnvvm', 'no GPU: libNVVM is not needed')
+        return Finding('SKIP', 'no GPU: libNVVM is not needed')
     if facts.get('libnvvm'):
-        return []
-    return [CheckResult('libnvvm', 'WARN',
-                        "numba.cuda cannot find libNVVM (NvvmSupportError; mmdet3d's rotate_iou kernel "
-                        "raises it at the first evaluation; kradar_plugin falls back to CPU)",
-                        'conda install cudatoolkit (or pip install nvidia-cuda-nvcc-cu12) or set CUDA_HOME to a '
-                        'toolkit with nvvm/lib64/libnvvm.so')]
+        return None
+    return Finding('WARN', "numba.cuda cannot find libNVVM (NvvmSupportError; mmdet3d's rotate_iou kernel "
+                           "raises it at the first evaluation; kradar_plugin falls back to CPU)",
+                   'conda install cudatoolkit (or pip install nvidia-cuda-nvcc-cu12) or set CUDA_HOME to a '
+                   'toolkit with nvvm/lib64/libnvvm.so')
 
 
 def compile_test(facts):
     result = facts.get('compile-test')
     if result is None:
-        return skip('cuda-compile', 'not run (use --compile-test)')
+        return Finding('SKIP', 'not run (use --compile-test)')
     status, detail = result
     if status == 'ok':
-        return [CheckResult('cuda-compile', 'OK', 'numba.cuda test kernel: %s' % detail, '')]
+        return Finding('OK', 'numba.cuda test kernel: %s' % detail)
     if status == 'skip':
-        return skip('cuda-compile', detail)
-    return [CheckResult('cuda-compile', 'FAIL' if has_gpu(facts) else 'WARN',
-                        'compiling a tiny numba.cuda kernel failed: %s' % detail,
-                        'apply the numba-cuda/numba-driver/libnvvm fixes above; then re-run '
-                        'kradar-doctor --compile-test')]
+        return Finding('SKIP', detail)
+    return Finding('FAIL' if has_gpu(facts) else 'WARN', 'compiling a tiny numba.cuda kernel failed: %s' % detail,
+                   'apply the numba-cuda/numba-driver/libnvvm fixes above; then re-run '
+                   'kradar-doctor --compile-test')

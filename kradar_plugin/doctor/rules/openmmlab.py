@@ -1,8 +1,8 @@
-"""Rules of the OpenMMLab version checks: the ranges mmdet/mmdet3d/mmseg assert, 1.x/2.x mixes, mmdet3d vs
+"""Judges of the OpenMMLab version checks: the ranges mmdet/mmdet3d/mmseg assert, 1.x/2.x mixes, mmdet3d vs
 numpy's removed aliases, mmengine vs torch.load's default, yapf vs config formatting, and forks (onedl-mmcv &
 co.: judged as the package they replace, one distribution per package)."""
 from ... import facts as F
-from ..result import CheckResult, skip
+from ..report import Finding
 from .mmcv import is_2x, mmcv_version
 
 #: forks whose every release already loads checkpoints under torch >= 2.6's weights_only default:
@@ -53,39 +53,28 @@ def openmmlab_ranges(facts):
                          for f in found]
             findings.extend(found)
     if not judged:
-        return skip('mmcv-range', 'no mmdet/mmdet3d/mmseg with a known mmcv range installed')
+        return Finding('SKIP', 'no mmdet/mmdet3d/mmseg with a known mmcv range installed')
     return findings
 
 
 def openmmlab_mix(facts):
     versions = dict((k, facts.get(k)) for k in ('mmcv-full', 'mmcv', 'mmcv-lite', 'mmdet', 'mmseg', 'mmdet3d'))
     if not any(versions.values()):
-        return skip('openmmlab-mix', 'no OpenMMLab package installed')
+        return Finding('SKIP', 'no OpenMMLab package installed')
     return F.generation_mix_findings(versions)
 
 
 def mmdet3d_numpy(facts):
-    if not facts.get('mmdet3d'):
-        return skip('mmdet3d-numpy', 'mmdet3d not installed')
-    numpy = facts.get('numpy-effective')
-    if not numpy:
-        return skip('mmdet3d-numpy', 'numpy not installed')
-    return F.numpy_alias_findings(facts['mmdet3d'], numpy, facts.get('pipeline'))
+    return F.numpy_alias_findings(facts['mmdet3d'], facts['numpy-effective'], facts.get('pipeline'))
 
 
 def mmengine_torch(facts):
-    if not facts.get('mmengine'):
-        return skip('mmengine-torch', 'mmengine not installed')
-    if not facts.get('torch'):
-        return skip('mmengine-torch', 'torch not installed')
     if (facts.get('providers') or {}).get('mmengine') in WEIGHTS_ONLY_SAFE_FORKS:
-        return []
+        return None
     return F.mmengine_torch_load_findings(facts['mmengine'], facts['torch'])
 
 
 def yapf(facts):
-    if not facts.get('yapf'):
-        return skip('yapf', 'yapf not installed')
     return F.yapf_findings(facts['yapf'], {'mmcv-full': facts.get('mmcv-full'), 'mmcv': facts.get('mmcv'),
                                            'mmengine': facts.get('mmengine')})
 
@@ -96,18 +85,15 @@ def package_owners(facts):
     owners = facts.get('package-owners') or {}
     providers = facts.get('providers') or {}
     if not owners and not providers:
-        return skip('package-owners', 'no fork of an OpenMMLab package installed')
+        return Finding('SKIP', 'no fork of an OpenMMLab package installed')
     findings = []
     for package, dists in sorted(owners.items()):
         keep = dists[0].split(' ')
-        findings.append(CheckResult(
-            'package-owners', 'FAIL',
+        findings.append(Finding(
+            'FAIL',
             'the %s package is installed by %s: each overwrote the other\'s files (import %s gives a mix of '
             'them, and uninstalling one breaks the other)' % (package, ' and '.join(dists), package),
             'pip uninstall -y %s && pip install %s==%s' % (' '.join(d.split(' ')[0] for d in dists), keep[0],
                                                            keep[1])))
-    if not findings:
-        findings.append(CheckResult(
-            'package-owners', 'OK', '%s: one distribution per package, judged as %s' % (
-                ', '.join(labelled(facts, f) for f in sorted(providers)), ', '.join(sorted(providers))), ''))
-    return findings
+    return findings or Finding('OK', '%s: one distribution per package, judged as %s' % (
+        ', '.join(labelled(facts, f) for f in sorted(providers)), ', '.join(sorted(providers))))
