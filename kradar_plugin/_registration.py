@@ -17,7 +17,7 @@ import os
 import warnings
 
 from . import _import_trigger
-from . import settings
+from . import runner_options, settings
 
 
 class RegistrationWarning(UserWarning):
@@ -53,10 +53,6 @@ deferred = []   # the installed FrameworkImportTrigger, while registration waits
 
 class SwitchUnavailableError(RuntimeError):
     """A KRADAR_EVAL_* variable asks for eval-only/first/samples but the runner adapter did not import."""
-
-
-def _requested_switches(environ):
-    return settings.requested_switches(environ)
 
 
 def importable(name):
@@ -97,7 +93,7 @@ def register_framework_components():
     mode = settings.raw(settings.PLUGIN_REGISTER).lower() or '1'
     if mode in ('0', 'false', 'no', 'off'):
         return []
-    if (mode != 'now' and not _import_trigger.frameworks_imported() and not _requested_switches(os.environ)
+    if (mode != 'now' and not _import_trigger.frameworks_imported() and not runner_options.requested_switches()
             and any(importable(framework) for framework in _import_trigger.FRAMEWORKS)):
         if not deferred:
             deferred.append(_import_trigger.FrameworkImportTrigger(_register_deferred).install())
@@ -135,7 +131,7 @@ def _register_now(stacklevel=4):
                           % (framework, module, type(exc).__name__, exc))
             continue
         loaded.append(module)
-    requested = _requested_switches(os.environ)
+    requested = runner_options.requested_switches()
     failed_switch = [m for m in SWITCH_ADAPTERS if m in failures]
     if requested and failed_switch:
         exc = failures[failed_switch[0]]

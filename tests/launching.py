@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 
-from kradar_plugin import settings
+from kradar_plugin import runner_options
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 HARD_LIMIT_S = 300  # a hung job fails its test instead of hanging the suite; above every collective timeout
@@ -69,7 +69,7 @@ def job_env(extra=None, pythonpath=()):
     """The test process's environment without any KRADAR_* switch, ROOT (and ``pythonpath``) first on
     PYTHONPATH, unbuffered output, the running interpreter as $PYTHON; ``extra`` last."""
     env = dict(os.environ)
-    for key in settings.SWITCHES:
+    for key in runner_options.SWITCHES:
         env.pop(key, None)
     paths = [str(p) for p in pythonpath] + [ROOT] + ([env['PYTHONPATH']] if env.get('PYTHONPATH') else [])
     env['PYTHONPATH'] = os.pathsep.join(paths)

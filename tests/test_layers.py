@@ -9,7 +9,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = os.path.join(ROOT, 'kradar_plugin')
 CORE = ('kradar_plugin.ops', 'kradar_plugin.evaluation', 'kradar_plugin.distributed', 'kradar_plugin.files',
         'kradar_plugin.loading')
-FOUNDATION = ('kradar_plugin.settings', 'kradar_plugin.version', 'kradar_plugin.progress', 'kradar_plugin.facts')
+FOUNDATION = ('kradar_plugin.settings', 'kradar_plugin.runner_options', 'kradar_plugin.version', 'kradar_plugin.progress',
+              'kradar_plugin.facts')
 
 
 def _within(name, prefixes):

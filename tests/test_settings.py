@@ -76,15 +76,27 @@ def test_docs_page_is_the_rendered_table():
         assert f.read() == settings.markdown()
 
 
+def test_the_constants_are_written_out():
+    """``settings.EVAL_ONLY == 'KRADAR_EVAL_ONLY'``, for every variable of both tables, as plain assignments
+    (a linter sees them)."""
+    with open(os.path.join(ROOT, 'kradar_plugin', 'settings.py')) as f:
+        source = f.read()
+    for s in settings.TABLE + settings.BUILD_AND_TEST:
+        assert getattr(settings, s.name[len('KRADAR_'):]) == s.name
+        assert "\n{} = '{}'\n".format(s.name[len('KRADAR_'):], s.name) in source, s.name
+    assert 'globals()' not in source
+
+
 def test_one_rule_for_a_requested_switch():
-    """The registration and the runner adapters agree on "is a switch requested?" (they once disagreed on
-    KRADAR_MIN_LOADED=0, which turns the load check off)."""
-    from kradar_plugin import _registration
-    from kradar_plugin.distributed.eval_mode import env_requests_switch
+    """The registration and the runner adapters ask the same function whether a switch is requested (they
+    once disagreed on KRADAR_MIN_LOADED=0, which turns the load check off)."""
+    from kradar_plugin.runner_options import requested_switches
     cases = [({}, False), ({'KRADAR_EVAL_ONLY': '0'}, False), ({'KRADAR_EVAL_ONLY': '1'}, True),
              ({'KRADAR_MIN_LOADED': '0'}, True), ({'KRADAR_EVAL_SAMPLES': '4'}, True),
              ({'KRADAR_PREFLIGHT': 'off'}, False), ({'KRADAR_EVAL_FIRST': 'maybe'}, True),
              ({'KRADAR_EVAL_CHECKPOINTS': 'w/*.pth'}, True), ({'KRADAR_IOU_BACKEND': 'numpy'}, False)]
     for env, expected in cases:
-        assert env_requests_switch(env) is expected, env
-        assert bool(_registration._requested_switches(env)) is expected, env
+        assert bool(requested_switches(env)) is expected, env
+    for path in ('_registration.py', 'adapters/mmcv1/runner_builder.py', 'adapters/mmengine/runner_builder.py'):
+        with open(os.path.join(ROOT, 'kradar_plugin', path)) as f:
+            assert 'runner_options.requested_switches(' in f.read(), path

@@ -14,16 +14,15 @@ can load nothing and the evaluation then scores random weights. This module (tor
   parameter elements were loaded, naming the unmatched modules and the likely cause.
 """
 import math
-import os
 import os.path as osp
 import re
 from collections import OrderedDict
 
-from .. import settings
+from .. import runner_options, settings
 
 REPORT_FILE = 'kradar_checkpoint_report.json'
 SCHEMA_VERSION = 1
-DEFAULT_MIN_LOADED = 0.9
+DEFAULT_MIN_LOADED = runner_options.OPTION['min_loaded'].default
 WRAPPER_COMPONENT = 'module'       # the attribute name DDP / DataParallel wrap a module under
 NESTED_ENTRIES = ('state_dict', 'model', 'module')  # where checkpoints keep the weights
 ROOT_GROUP = '(root)'              # group of keys without a dot (e.g. EMA buffers on the model itself)
@@ -425,25 +424,3 @@ def check_min_loaded(report, min_loaded, rank_tag=''):
                  'anyway.'.format(settings.MIN_LOADED))
     raise CheckpointLoadError('\n'.join(lines))
 
-
-def resolve_min_loaded(value=None, environ=None):
-    """The threshold: ``KRADAR_MIN_LOADED`` overrides ``value`` (the config's ``runner.min_loaded``);
-    default 0.9; 0 turns it off. ValueError naming the source for anything outside [0, 1]."""
-    environ = os.environ if environ is None else environ
-    source = 'runner.min_loaded'
-    if settings.raw(settings.MIN_LOADED, environ):
-        value, source = settings.raw(settings.MIN_LOADED, environ), settings.MIN_LOADED
-    if value is None:
-        return DEFAULT_MIN_LOADED
-    original = value
-    if isinstance(value, bool):
-        raise ValueError('{}={!r}: expected a fraction in [0, 1] (0 turns the check off)'.format(source, value))
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise ValueError('{}={!r}: expected a fraction in [0, 1] (0 turns the check off)'.format(
-            source, original))
-    if not 0.0 <= value <= 1.0 or value != value:
-        raise ValueError('{}={!r}: expected a fraction in [0, 1], e.g. 0.9 for 90% (0 turns the check '
-                         'off)'.format(source, original))
-    return value

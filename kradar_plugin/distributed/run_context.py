@@ -17,7 +17,7 @@ Fields (None / empty until a component records them):
   (a dataset or metric that would pickle the same results first reuses it; :meth:`take_saved_results`);
 - ``results_tag``: the name the evaluation guard gives the next saved results (``results_<tag>.pkl``) instead
   of ``epoch_<E>``/``iter_<I>``: a checkpoint sweep sets it to the checkpoint's stem;
-- ``inference``: ``(resume, skip_max, record_every)`` of the evaluation inference (``eval_mode.resolve_inference``);
+- ``inference``: ``(resume, skip_max, record_every)`` of the evaluation inference (``runner_options.INFERENCE``);
 - ``session``: the running evaluation's ``InferenceSession`` (its record, the samples it excluded).
 """
 

@@ -8,7 +8,6 @@ import pickle
 import numpy as np
 import pytest
 
-from kradar_plugin.distributed import eval_mode
 from kradar_plugin.distributed import inference_record as records
 from kradar_plugin.distributed.inference_session import (InferenceSession, Options, SkipLimitError, plan)
 from kradar_plugin.distributed.sample_identity import describe, identify
@@ -167,14 +166,7 @@ def test_forward_failure_retried_per_sample_when_skipping(tmp_path):
     assert s.excluded[0]['stage'] == 'inference'
 
 
-def test_resume_and_skip_settings():
-    assert eval_mode.resolve_inference(environ={}) == (True, None, None)
-    assert eval_mode.resolve_inference(False, 'auto', 16, environ={}) == (False, 'auto', 16)
-    env = {'KRADAR_EVAL_RESUME': '0', 'KRADAR_EVAL_SKIP_BAD': '5'}
-    assert eval_mode.resolve_inference(True, None, environ=env) == (False, 5, None)
-    assert eval_mode.resolve_inference(True, 3, environ={'KRADAR_EVAL_SKIP_BAD': '0'})[1] is None
-    with pytest.raises(ValueError, match='KRADAR_EVAL_SKIP_BAD'):
-        eval_mode.resolve_inference(environ={'KRADAR_EVAL_SKIP_BAD': 'many'})
+def test_auto_skip_limit_is_one_percent():
     assert Options(skip_max='auto').limit(17535) == 175
 
 

@@ -72,12 +72,6 @@ def test_request_errors_name_the_setting():
         SweepRequest(checkpoints=['a.pth'], watch='/w')
 
 
-def test_pop_config_removes_the_sweep_keys_only():
-    runner = dict(type='EpochBasedRunner', eval_checkpoints=['a'], eval_key='k', max_epochs=3)
-    assert sweep_plan.pop_config(runner) == dict(eval_checkpoints=['a'], eval_key='k')
-    assert runner == dict(type='EpochBasedRunner', max_epochs=3)
-
-
 class Clock(object):
     def __init__(self):
         self.now = 0.0

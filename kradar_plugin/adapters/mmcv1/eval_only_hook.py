@@ -25,7 +25,7 @@ from mmcv.runner import HOOKS, EvalHook, Hook, LoggerHook
 from .ema import checkpoint_ema_weights
 from .eval_guard import check_collection, guard_eval_hook, uses_standard_collection
 from kradar_plugin.distributed import run_context
-from kradar_plugin.distributed.eval_mode import check_flag, check_mode, check_samples
+from kradar_plugin.runner_options import check
 from .subset import subset_eval_hook
 
 
@@ -38,18 +38,16 @@ class EvalOnlyHook(Hook):
 
     def __init__(self, mode='only', eval_samples=None, guard=True, preflight='auto', probe_model=False,
                  sweep=None):
-        self.mode = check_mode(mode)
+        self.mode = check('eval_mode', mode)
         self.sweep = sweep if sweep is not None and sweep.active else None
         if self.sweep is not None and self.mode != 'only':
             raise ValueError('a checkpoint sweep is eval-only: eval_mode={!r} cannot sweep'.format(self.mode))
         self.sweep_result = None
         self.sweep_started = False
-        self.eval_samples = check_samples(eval_samples)
+        self.eval_samples = check('eval_samples', eval_samples)
         self.guard = guard
-        if not (isinstance(preflight, str) and preflight == 'auto'):
-            preflight = check_flag(preflight, 'preflight')
-        self.preflight = preflight
-        self.probe_model = check_flag(probe_model, 'probe_model')
+        self.preflight = check('preflight', preflight)
+        self.probe_model = check('probe_model', probe_model)
         self.evaluated = 0
         self.preflight_results = None
 

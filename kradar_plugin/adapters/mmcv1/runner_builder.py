@@ -12,23 +12,22 @@ elements a ``load_from``/``resume_from`` checkpoint must provide, default 0.9, 0
 ``eval_resume`` (continue a partial inference record, default True) and ``eval_skip_bad`` (skip at most
 that many failing samples, 'auto': 1%; default fail fast), ``eval_record_every`` (write the record at
 least every N samples; default 256, or every 20 s).
-``KRADAR_EVAL_ONLY``/``KRADAR_EVAL_FIRST``/``KRADAR_EVAL_SAMPLES``/``KRADAR_MIN_LOADED``/
-``KRADAR_PREFLIGHT``/``KRADAR_PROBE_MODEL`` override them. The checkpoint sweep's keys
-(``eval_checkpoints``, ``eval_watch``, ``eval_watch_idle``, ``eval_watch_poll``, ``eval_final_epoch``,
-``eval_key``, ``eval_stop_on_error``; ``KRADAR_EVAL_CHECKPOINTS`` ... override them, see
-``kradar_plugin.distributed.sweep.plan``) are removed too; a sweep makes the mode eval-only.
+Their ``KRADAR_*`` variables override them (``kradar_plugin.runner_options``, the table of these options).
+The checkpoint sweep's keys (``eval_checkpoints``, ``eval_watch``, ``eval_watch_idle``, ``eval_watch_poll``,
+``eval_final_epoch``, ``eval_key``, ``eval_stop_on_error``; see ``kradar_plugin.distributed.sweep.plan``) are
+removed too; a sweep makes the mode eval-only.
 """
 from mmcv.runner.builder import RUNNER_BUILDERS
 from mmcv.runner.default_constructor import DefaultRunnerConstructor
 
-from kradar_plugin.distributed import eval_mode, run_context
+from kradar_plugin import runner_options
+from kradar_plugin.distributed import run_context
 from kradar_plugin.distributed.sweep import plan as sweep_plan
 from .checkpoint_loading import install_checked_loading
-from kradar_plugin.distributed.checkpoint_report import resolve_min_loaded
 from .eval_only_hook import EvalOnlyHook
 
-OWN_KEYS = ('eval_mode', 'eval_samples', 'base_constructor', 'min_loaded', 'preflight',
-            'probe_model', 'eval_resume', 'eval_skip_bad', 'eval_record_every') + sweep_plan.CONFIG_KEYS
+# the options this constructor resolves itself (the sweep's make a SweepRequest)
+RUN_KEYS = tuple(key for key in runner_options.KEYS if key not in runner_options.SWEEP)
 
 
 @RUNNER_BUILDERS.register_module()
@@ -41,17 +40,15 @@ class EvalOnlyRunnerConstructor(object):
         if not isinstance(runner_cfg, dict):
             raise TypeError('runner_cfg should be a dict, got {}'.format(type(runner_cfg)))
         runner_cfg = dict(runner_cfg)
-        mode = runner_cfg.pop('eval_mode', self.default_mode)
-        samples = runner_cfg.pop('eval_samples', None)
         self.base_constructor = runner_cfg.pop('base_constructor', 'DefaultRunnerConstructor')
-        self.mode, self.eval_samples = eval_mode.resolve(mode, samples)
-        self.min_loaded = resolve_min_loaded(runner_cfg.pop('min_loaded', None))
-        self.preflight, self.probe_model = eval_mode.resolve_preflight(runner_cfg.pop('preflight', 'auto'),
-                                                                       runner_cfg.pop('probe_model', False))
-        self.inference = eval_mode.resolve_inference(runner_cfg.pop('eval_resume', True),
-                                                     runner_cfg.pop('eval_skip_bad', None),
-                                                     runner_cfg.pop('eval_record_every', None))
-        self.sweep = sweep_plan.request_from(sweep_plan.pop_config(runner_cfg))
+        config = dict((key, runner_cfg.pop(key)) for key in runner_options.KEYS if key in runner_cfg)
+        options = runner_options.resolve(config, RUN_KEYS, prefix='runner.',
+                                         defaults=dict(eval_mode=self.default_mode))
+        self.mode, self.eval_samples = options['eval_mode'], options['eval_samples']
+        self.min_loaded = options['min_loaded']
+        self.preflight, self.probe_model = options['preflight'], options['probe_model']
+        self.inference = tuple(options[key] for key in runner_options.INFERENCE)
+        self.sweep = sweep_plan.request_from(config, prefix='runner.')
         if self.sweep.active:
             if self.mode == 'first':
                 raise ValueError('a checkpoint sweep is eval-only: it cannot run with eval_mode=first')
@@ -120,7 +117,7 @@ class EnvSwitchRunnerConstructor(EvalOnlyRunnerConstructor):
 def install_env_switch(environ=None):
     """Register ``EnvSwitchRunnerConstructor`` under the default constructor's name if the environment
     asks for a switch. Returns True if it did."""
-    if not eval_mode.env_requests_switch(environ):
+    if not runner_options.requested_switches(environ):
         return False
     RUNNER_BUILDERS.register_module(name='DefaultRunnerConstructor', force=True,
                                     module=EnvSwitchRunnerConstructor)

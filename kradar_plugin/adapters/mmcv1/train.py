@@ -34,9 +34,8 @@ from mmcv.runner import get_dist_info, init_dist
 from torch.distributed.elastic.multiprocessing.errors import record
 
 import kradar_plugin  # noqa: F401  (registers the dataset, models, runner switch; CPU support)
+from kradar_plugin import runner_options
 from kradar_plugin.adapters.mmcv1 import EvalOnlyRunnerConstructor, normalize_dist_params
-from kradar_plugin.distributed import eval_mode
-from kradar_plugin.distributed.sweep import plan as sweep_plan
 from kradar_plugin.distributed.failfast import wait_if_peer_failure
 
 try:
@@ -95,9 +94,7 @@ def parse_args(argv=None):
     parser.add_argument('--local_rank', '--local-rank', dest='local_rank', type=int, default=0)
     parser.add_argument('--autoscale-lr', action='store_true',
                         help='automatically scale lr with the number of gpus')
-    eval_mode.add_arguments(parser)
-    eval_mode.add_inference_arguments(parser)
-    sweep_plan.add_arguments(parser)
+    runner_options.add_arguments(parser)
     parser.add_argument('--no-doctor', action='store_true',
                         help='skip the environment quick checks at start')
     args = parser.parse_args(argv)
@@ -140,18 +137,10 @@ def apply_eval_switch(cfg, args):
         runner['base_constructor'] = constructor
         runner['constructor'] = OUR_CONSTRUCTOR
         runner.setdefault('eval_mode', 'off')
-    if args.eval_only:
-        runner['eval_mode'] = 'only'
-    elif args.eval_first:
-        runner['eval_mode'] = 'first'
-    if args.eval_samples is not None:
-        runner['eval_samples'] = args.eval_samples
-    runner.update(eval_mode.inference_config(args))
-    sweep = sweep_plan.config_from_args(args)
-    if sweep:
-        runner.update(sweep)
-        if cfg.get('load_from'):  # each checkpoint of the sweep is loaded in turn
-            cfg.load_from = None
+    given = runner_options.config_from_args(args)
+    runner.update(given)
+    if any(key in given for key in runner_options.SWEEP) and cfg.get('load_from'):
+        cfg.load_from = None  # each checkpoint of the sweep is loaded in turn
 
 
 def doctor_quick_checks(args):

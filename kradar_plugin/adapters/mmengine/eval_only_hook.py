@@ -16,7 +16,7 @@ With a checkpoint sweep (``sweep``, eval-only) the one evaluation becomes one pe
 from mmengine.hooks import CheckpointHook, Hook, ParamSchedulerHook
 from mmengine.registry import HOOKS
 
-from kradar_plugin.distributed import eval_mode
+from kradar_plugin import runner_options
 from .eval_guard import check_collection, guard_loop, guard_metrics
 from .subset import subset_val_loop
 
@@ -28,8 +28,8 @@ class EvalOnlyHook(Hook):
     priority = 'LOWEST'
 
     def __init__(self, mode='only', eval_samples=None, guard=True, sweep=None, min_loaded=None):
-        self.mode = eval_mode.check_mode(mode)
-        self.eval_samples = eval_mode.check_samples(eval_samples)
+        self.mode = runner_options.check('eval_mode', mode)
+        self.eval_samples = runner_options.check('eval_samples', eval_samples)
         self.guard = guard
         self.evaluated = 0
         self.metrics = None
@@ -56,9 +56,9 @@ class EvalOnlyHook(Hook):
         if self.mode == 'off':
             return
         if self.sweep is not None:
-            from kradar_plugin.distributed.checkpoint_report import resolve_min_loaded
             from .sweep import run_sweep
-            self.sweep_result = run_sweep(self, runner, loop, self.sweep, resolve_min_loaded(self.min_loaded))
+            min_loaded = runner_options.resolve(dict(min_loaded=self.min_loaded), ('min_loaded',))['min_loaded']
+            self.sweep_result = run_sweep(self, runner, loop, self.sweep, min_loaded)
             self.stop_training(runner)
             return
         self.metrics = self.evaluate_now(runner, loop)

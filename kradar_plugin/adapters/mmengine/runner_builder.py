@@ -7,10 +7,10 @@ unmodified OpenMMLab 2.0 ``tools/train.py`` (mmdet3d 1.x, mmdet 3.x) from the co
 ``runner_type`` does). Config keys: ``eval_mode`` ('only' by default, 'first', 'off'), ``eval_samples``,
 ``base_runner_type`` (a project's own ``Runner`` subclass, which then gets the switch); a checkpoint
 sweep's ``eval_checkpoints``, ``eval_watch``, ... (``kradar_plugin.distributed.sweep.plan``), which make the
-mode eval-only, and ``min_loaded`` (the sweep's checkpoint refusal threshold).
-``KRADAR_EVAL_ONLY``/``KRADAR_EVAL_FIRST``/``KRADAR_EVAL_SAMPLES`` override them; when one is set as
-``kradar_plugin`` is imported (``custom_imports``), a config without ``runner_type`` obeys it too
-(``install_env_switch``).
+mode eval-only, ``eval_resume``, ``eval_skip_bad``, ``eval_record_every`` (the evaluation inference) and
+``min_loaded`` (the sweep's checkpoint refusal threshold). Their ``KRADAR_*`` variables override them
+(``kradar_plugin.runner_options``); when one is set as ``kradar_plugin`` is imported (``custom_imports``), a
+config without ``runner_type`` obeys it too (``install_env_switch``).
 
 Every runner with the switch also runs distributed jobs on machines without CUDA (``cpu_dist``, the mirror
 of ``adapters/mmcv1/cpu_dist.py``).
@@ -20,7 +20,8 @@ import sys
 from mmengine.registry import RUNNERS
 from mmengine.runner import Runner
 
-from kradar_plugin.distributed import eval_mode, run_context
+from kradar_plugin import runner_options
+from kradar_plugin.distributed import run_context
 from kradar_plugin.distributed.cpu_group import init_cpu_process_group
 from kradar_plugin.distributed.sweep import plan as sweep_plan
 from .cpu_dist import cuda_available, dist_cfg_for_mmengine, wrap_model_cpu
@@ -38,17 +39,15 @@ class EvalSwitchMixin(object):
     def __init__(self, *args, **kwargs):
         cfg = kwargs.get('cfg') or {}
         # resolved (and validated) before the runner builds anything
-        self.eval_mode, self.eval_samples = eval_mode.resolve(
-            cfg.get('eval_mode', self.default_mode), cfg.get('eval_samples', None))
-        self.eval_sweep = sweep_plan.request_from(dict((k, cfg.get(k)) for k in sweep_plan.CONFIG_KEYS
-                                                       if cfg.get(k, None) is not None))
+        options = runner_options.resolve(cfg, ('eval_mode', 'eval_samples') + runner_options.INFERENCE,
+                                         defaults=dict(eval_mode=self.default_mode))
+        self.eval_mode, self.eval_samples = options['eval_mode'], options['eval_samples']
+        self.eval_sweep = sweep_plan.request_from(cfg)
         if self.eval_sweep.active:
             if self.eval_mode == 'first':
                 raise ValueError('a checkpoint sweep is eval-only: it cannot run with eval_mode=first')
             self.eval_mode = 'only'
-        run_context.start().inference = eval_mode.resolve_inference(cfg.get('eval_resume', True),
-                                                                    cfg.get('eval_skip_bad', None),
-                                                                    cfg.get('eval_record_every', None))
+        run_context.start().inference = tuple(options[key] for key in runner_options.INFERENCE)
         self._kradar_notes = []
         super(EvalSwitchMixin, self).__init__(*args, **kwargs)
         for note in self._kradar_notes:
@@ -118,7 +117,7 @@ class EvalOnlyRunner(EvalSwitchMixin, Runner):
 def install_env_switch(environ=None):
     """If ``KRADAR_EVAL_*`` asks for a switch, make ``Runner.from_cfg`` build runners with the switch
     (mode 'off' unless the variables or the config's ``eval_mode`` say otherwise). Returns True if it did."""
-    if not eval_mode.env_requests_switch(environ):
+    if not runner_options.requested_switches(environ):
         return False
     original = Runner.__dict__['from_cfg'].__func__
     if getattr(original, '_kradar_env_switch', False):

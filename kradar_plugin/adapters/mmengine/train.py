@@ -21,8 +21,7 @@ import sys
 def parse_args(argv=None):
     from mmengine.config import DictAction
 
-    from kradar_plugin.distributed import eval_mode
-    from kradar_plugin.distributed.sweep import plan as sweep_plan
+    from kradar_plugin import runner_options
     parser = argparse.ArgumentParser(description='Train (or only evaluate) a detector (OpenMMLab 2.0)')
     parser.add_argument('config', help='train config file path')
     parser.add_argument('--work-dir', help='the dir to save logs and models')
@@ -36,9 +35,7 @@ def parse_args(argv=None):
     parser.add_argument('--launcher', choices=['none', 'pytorch', 'slurm', 'mpi'], default='none',
                         help='job launcher')
     parser.add_argument('--local_rank', '--local-rank', dest='local_rank', type=int, default=0)
-    eval_mode.add_arguments(parser)
-    eval_mode.add_inference_arguments(parser)
-    sweep_plan.add_arguments(parser)
+    runner_options.add_arguments(parser)
     args = parser.parse_args(argv)
     if args.checkpoints and args.watch:
         parser.error('--checkpoints and --watch are exclusive')
@@ -60,20 +57,12 @@ def apply_eval_switch(cfg, args):
     if runner_type not in (None, 'Runner', 'EvalOnlyRunner'):
         cfg.base_runner_type = runner_type
     cfg.runner_type = 'EvalOnlyRunner'
-    if args.eval_only:
-        cfg.eval_mode = 'only'
-    elif args.eval_first:
-        cfg.eval_mode = 'first'
-    elif 'eval_mode' not in cfg:
+    from kradar_plugin import runner_options
+    given = runner_options.config_from_args(args)
+    if 'eval_mode' not in given and 'eval_mode' not in cfg:
         cfg.eval_mode = 'only' if runner_type == 'EvalOnlyRunner' else 'off'
-    if args.eval_samples is not None:
-        cfg.eval_samples = args.eval_samples
-    from kradar_plugin.distributed import eval_mode
-    from kradar_plugin.distributed.sweep import plan as sweep_plan
-    cfg.update(eval_mode.inference_config(args))
-    sweep = sweep_plan.config_from_args(args)
-    if sweep:
-        cfg.update(sweep)
+    cfg.update(given)
+    if any(key in given for key in runner_options.SWEEP):
         cfg.load_from = None  # each checkpoint of the sweep is loaded in turn
 
 

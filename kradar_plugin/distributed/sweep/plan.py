@@ -11,8 +11,10 @@ A sweep is asked for in three ways, resolved here into one :class:`SweepRequest`
   ``runner.eval_stop_on_error``;
 - the environment (for unmodified train scripts, with ``KRADAR_EVAL_ONLY=1``): ``KRADAR_EVAL_CHECKPOINTS``,
   ``KRADAR_EVAL_WATCH``, ``KRADAR_EVAL_WATCH_IDLE``, ``KRADAR_EVAL_FINAL_EPOCH``, ``KRADAR_EVAL_KEY``,
-  ``KRADAR_SWEEP_STOP_ON_ERROR``; they override the config.
+  ``KRADAR_SWEEP_STOP_ON_ERROR``; they override the config, and a list or a watch they name replaces the
+  config's.
 
+These options (flags, keys, variables, parsers, defaults) are rows of ``kradar_plugin.runner_options``.
 Checkpoints are taken in epoch order (the number in ``epoch_<N>`` / ``iter_<N>``; names without one after
 them, by modification time), each file once (``latest.pth`` links to a file already listed).
 Standard library only (no torch, no mmcv).
@@ -22,14 +24,12 @@ import os
 import os.path as osp
 import re
 
-from ... import settings
-from ..eval_mode import check_flag
+from ... import runner_options
 
-# the runner config keys of a sweep (removed from the runner config before the runner is built)
-CONFIG_KEYS = ('eval_checkpoints', 'eval_watch', 'eval_watch_idle', 'eval_watch_poll', 'eval_final_epoch',
-               'eval_key', 'eval_stop_on_error')
-DEFAULT_WATCH_IDLE_S = 3600.0
-DEFAULT_WATCH_POLL_S = 10.0
+# SweepRequest's arguments: the options they come from
+FIELDS = dict(checkpoints='eval_checkpoints', watch='eval_watch', watch_idle_s='eval_watch_idle',
+              watch_poll_s='eval_watch_poll', final_epoch='eval_final_epoch', eval_key='eval_key',
+              stop_on_error='eval_stop_on_error')
 # the checkpoints a watched directory offers: mmcv's and mmengine's per-epoch / per-iteration files
 WATCH_PATTERNS = ('epoch_*.pth', 'iter_*.pth')
 _NUMBER = re.compile(r'(?:^|_)(epoch|iter)_(\d+)$')
@@ -40,13 +40,14 @@ class SweepRequest(object):
     directory, or a glob of checkpoint files), ``watch_idle_s``, ``watch_poll_s``, ``final_epoch``,
     ``eval_key`` (None: the headline BEV AP of the first class) and ``stop_on_error``."""
 
-    def __init__(self, checkpoints=(), watch=None, watch_idle_s=DEFAULT_WATCH_IDLE_S,
-                 watch_poll_s=DEFAULT_WATCH_POLL_S, final_epoch=None, eval_key=None, stop_on_error=False):
+    def __init__(self, checkpoints=(), watch=None, watch_idle_s=None, watch_poll_s=None, final_epoch=None,
+                 eval_key=None, stop_on_error=False):
         self.checkpoints = list(checkpoints)
         self.watch = watch or None
-        self.watch_idle_s = _positive_float(watch_idle_s, 'eval_watch_idle')
-        self.watch_poll_s = _positive_float(watch_poll_s, 'eval_watch_poll')
-        self.final_epoch = None if final_epoch in (None, '') else _positive_int(final_epoch, 'eval_final_epoch')
+        self.watch_idle_s = runner_options.check('eval_watch_idle', watch_idle_s)
+        self.watch_poll_s = runner_options.check('eval_watch_poll', watch_poll_s)
+        self.final_epoch = None if final_epoch in (None, '') else runner_options.check('eval_final_epoch',
+                                                                                        final_epoch)
         self.eval_key = eval_key or None
         self.stop_on_error = bool(stop_on_error)
         if self.checkpoints and self.watch:
@@ -65,116 +66,16 @@ class SweepRequest(object):
         return 'SweepRequest({})'.format(', '.join('{}={!r}'.format(k, v) for k, v in sorted(self.as_dict().items())))
 
 
-def _positive_float(value, source):
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        number = 0.0
-    if number <= 0:
-        raise ValueError('{}={!r}: expected a positive number of seconds'.format(source, value))
-    return number
-
-
-def _positive_int(value, source):
-    try:
-        number = int(str(value).strip())
-    except ValueError:
-        number = 0
-    if isinstance(value, bool) or number <= 0:
-        raise ValueError('{}={!r}: expected a positive integer'.format(source, value))
-    return number
-
-
-def split_checkpoints(value):
-    """A list of paths/globs from a config value or a variable: a list/tuple as is, a string split at
-    commas and whitespace."""
-    if value is None:
-        return []
-    if isinstance(value, (list, tuple)):
-        items = []
-        for item in value:
-            items.extend(split_checkpoints(item))
-        return items
-    return [part for part in re.split(r'[,\s]+', str(value)) if part]
-
-
-def request_from(config=None, environ=None):
-    """The :class:`SweepRequest` of a runner config's sweep keys (a dict; they are left in it) with the
+def request_from(config=None, environ=None, prefix=''):
+    """The :class:`SweepRequest` of a config's sweep keys (a mapping; errors name ``prefix + key``) with the
     environment's overrides."""
-    config = dict(config or {})
-    environ = os.environ if environ is None else environ
-    values = dict(checkpoints=split_checkpoints(config.get('eval_checkpoints')),
-                  watch=config.get('eval_watch'),
-                  watch_idle_s=config.get('eval_watch_idle', DEFAULT_WATCH_IDLE_S),
-                  watch_poll_s=config.get('eval_watch_poll', DEFAULT_WATCH_POLL_S),
-                  final_epoch=config.get('eval_final_epoch'),
-                  eval_key=config.get('eval_key'),
-                  stop_on_error=check_flag(config.get('eval_stop_on_error', False), 'runner.eval_stop_on_error'))
-    if settings.raw(settings.EVAL_CHECKPOINTS, environ):
-        values['checkpoints'] = split_checkpoints(settings.raw(settings.EVAL_CHECKPOINTS, environ))
-        values['watch'] = None
-    if settings.raw(settings.EVAL_WATCH, environ):
-        values['watch'] = settings.raw(settings.EVAL_WATCH, environ)
-        values['checkpoints'] = []
-    if settings.raw(settings.EVAL_WATCH_IDLE, environ):
-        values['watch_idle_s'] = _positive_float(settings.raw(settings.EVAL_WATCH_IDLE, environ),
-                                                 settings.EVAL_WATCH_IDLE)
-    if settings.raw(settings.EVAL_FINAL_EPOCH, environ):
-        values['final_epoch'] = settings.positive_int(settings.EVAL_FINAL_EPOCH, environ)
-    if settings.raw(settings.EVAL_KEY, environ):
-        values['eval_key'] = settings.raw(settings.EVAL_KEY, environ)
-    stop = settings.flag(settings.SWEEP_STOP_ON_ERROR, environ)
-    if stop is not None:
-        values['stop_on_error'] = stop
-    return SweepRequest(**values)
-
-
-def pop_config(runner_cfg):
-    """Remove the sweep keys from a runner config (a dict) and return them as a dict."""
-    return dict((key, runner_cfg.pop(key)) for key in CONFIG_KEYS if key in runner_cfg)
-
-
-def add_arguments(parser):
-    """The sweep options of a train script (argparse)."""
-    group = parser.add_argument_group('checkpoint sweep (with --eval-only)')
-    group.add_argument('--checkpoints', nargs='+', metavar='CKPT', default=None,
-                       help='evaluate each checkpoint (paths or quoted globs) in epoch order in one launch')
-    group.add_argument('--watch', metavar='DIR', default=None,
-                       help='evaluate each new epoch_*/iter_*.pth of DIR once, as it appears complete')
-    group.add_argument('--watch-idle', type=float, default=None, metavar='S',
-                       help='stop watching after S seconds without a new checkpoint (default {:.0f})'.format(
-                           DEFAULT_WATCH_IDLE_S))
-    group.add_argument('--watch-poll', type=float, default=None, metavar='S',
-                       help='seconds between two looks at the watched directory (default {:.0f})'.format(
-                           DEFAULT_WATCH_POLL_S))
-    group.add_argument('--watch-final-epoch', type=int, default=None, metavar='N',
-                       help='stop watching once the checkpoint of epoch N is evaluated')
-    group.add_argument('--eval-key', default=None, metavar='KEY',
-                       help='the metric that names the best checkpoint (default: the headline BEV AP of the '
-                            'first class); KEY:min for a metric where lower is better')
-    group.add_argument('--sweep-stop-on-error', action='store_true',
-                       help='end the sweep at the first checkpoint that fails to load or to evaluate')
-    return parser
-
-
-def config_from_args(args):
-    """The runner config keys for the sweep options parsed by :func:`add_arguments` (only those given)."""
-    out = {}
-    if args.checkpoints:
-        out['eval_checkpoints'] = list(args.checkpoints)
-    if args.watch:
-        out['eval_watch'] = args.watch
-    if args.watch_idle is not None:
-        out['eval_watch_idle'] = args.watch_idle
-    if args.watch_poll is not None:
-        out['eval_watch_poll'] = args.watch_poll
-    if args.watch_final_epoch is not None:
-        out['eval_final_epoch'] = args.watch_final_epoch
-    if args.eval_key:
-        out['eval_key'] = args.eval_key
-    if args.sweep_stop_on_error:
-        out['eval_stop_on_error'] = True
-    return out
+    values = runner_options.resolve(config or {}, runner_options.SWEEP, environ, prefix)
+    named = runner_options.environment(('eval_checkpoints', 'eval_watch'), environ)
+    if 'eval_watch' in named:
+        values['eval_checkpoints'] = ()
+    elif 'eval_checkpoints' in named:
+        values['eval_watch'] = None
+    return SweepRequest(**dict((field, values[key]) for field, key in FIELDS.items()))
 
 
 def checkpoint_number(path):
@@ -259,7 +160,7 @@ class Watcher(object):
     checkpoint of ``final_epoch`` is done. ``clock`` and ``list_files`` are injectable for tests."""
 
     def __init__(self, watch, idle_s, final_epoch=None, done=None, clock=None, list_files=None,
-                 settle_s=DEFAULT_WATCH_POLL_S):
+                 settle_s=runner_options.OPTION['eval_watch_poll'].default):
         import time
         self.wall_clock = time.time
         self.settle_s = settle_s

@@ -10,7 +10,6 @@ import pytest
 import torch
 import torch.nn as nn
 
-from kradar_plugin import settings
 from kradar_plugin.distributed import checkpoint_report as cr
 from kradar_plugin.adapters.mmcv1.checkpoint_loading import load_checked
 
@@ -175,25 +174,6 @@ def test_prefix_cause_is_named(tmp_path):
 
 def test_summary_percent_is_floored():
     assert cr.percent(1.0) == '100.0' and cr.percent(0.99999) == '99.9' and cr.percent(0.0) == '0.0'
-
-
-@pytest.mark.parametrize('value,env,expected', [
-    (None, None, 0.9), (0.5, None, 0.5), (0, None, 0.0), ('0.75', None, 0.75), (0.5, '0.95', 0.95),
-    (None, '0', 0.0)])
-def test_min_loaded_from_config_and_environment(value, env, expected):
-    environ = {} if env is None else {settings.MIN_LOADED: env}
-    assert cr.resolve_min_loaded(value, environ) == expected
-
-
-@pytest.mark.parametrize('value,env,message', [
-    (90, None, 'runner.min_loaded=90: expected a fraction in [0, 1]'),
-    ('most', None, "runner.min_loaded='most'"), (True, None, 'runner.min_loaded=True'),
-    (None, '1.5', "KRADAR_MIN_LOADED='1.5'")])
-def test_min_loaded_bad_values_name_their_source(value, env, message):
-    environ = {} if env is None else {settings.MIN_LOADED: env}
-    with pytest.raises(ValueError) as err:
-        cr.resolve_min_loaded(value, environ)
-    assert message in str(err.value)
 
 
 def test_not_a_checkpoint_dict(tmp_path):

@@ -1,7 +1,4 @@
-"""eval_samples subsetting (datasets and loaders) and tools/train.py's argument handling."""
-import importlib.util
-import os.path as osp
-
+"""eval_samples subsetting (datasets and loaders) and the 1.x train entry's argument handling."""
 import mmcv
 import pytest
 import torch
@@ -11,7 +8,6 @@ from torch.utils.data import DataLoader, TensorDataset
 from kradar_plugin.adapters.mmcv1.subset import rebuild_loader, subset_dataset
 
 from .fixture_components import ToyEvalDataset
-from .launch_utils import ROOT
 
 
 def test_subset_cuts_per_sample_lists_and_leaves_the_original():
@@ -53,13 +49,13 @@ def test_rebuilt_distributed_loader_deals_the_subset_round_robin():
 
 
 def load_train_script():
-    spec = importlib.util.spec_from_file_location('kradar_tools_train', osp.join(ROOT, 'tools', 'train.py'))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The 1.x train entry (tools/train.py is its shim)."""
+    from kradar_plugin.adapters.mmcv1 import train
+    return train
 
 
-def test_train_script_arguments():
+def test_train_script_arguments(monkeypatch):
+    monkeypatch.setenv('LOCAL_RANK', '0')   # parse_args sets it from --local-rank when unset: not for later tests
     train = load_train_script()
     assert train.parse_args(['c.py', '--local-rank=1']).local_rank == 1
     assert train.parse_args(['c.py', '--local_rank', '2']).local_rank == 2
