@@ -309,7 +309,7 @@ def main(argv=None):
         return _child(args)
     print('load average before: {}'.format(_load()))
     from kradar_plugin.evaluation import kradar_eval, _jit
-    from kradar_plugin.ops import frame_blocks
+    from kradar_plugin.ops import numba_gate
     results = {}
     main_size = 20000 if 20000 in args.frames else args.frames[-1]
     data = {}
@@ -331,8 +331,8 @@ def main(argv=None):
                 results[(proto, n)]['peak_mib'] = tracemalloc.get_traced_memory()[1] / 2.0 ** 20
                 tracemalloc.stop()
         del gts, dts
-    print('numba: {} ({}); frame-block IoU kernel: {}'.format(_jit.mode()[0], _jit.mode()[1] or 'compiled',
-                                                              'numba' if 'kernel' in frame_blocks._STATE else 'numpy'))
+    kernel = 'numba' if numba_gate.frame_kernel() is not None else 'numpy'
+    print('numba: {} ({}); frame-block IoU kernel: {}'.format(_jit.mode()[0], _jit.mode()[1] or 'compiled', kernel))
     print('\nwarm, best of 3 (wall s / CPU s):')
     print('{:<9s}'.format('protocol') + ''.join('{:>20s}'.format('{} frames'.format(n)) for n in args.frames)
           + '   us/frame (largest)   peak traced MiB ({})   vs baseline'.format(main_size))

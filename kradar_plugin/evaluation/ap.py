@@ -103,13 +103,7 @@ def interpolated_precision(recall, precision, positions):
     return out
 
 
-R40_POSITIONS = np.arange(1, 41, dtype=np.float64) / 40.0
 CURVE_POSITIONS = np.arange(0, 41, dtype=np.float64) / 40.0
-
-
-def ap_r40(recall, precision):
-    """Exact R40: mean interpolated precision at recall 1/40, 2/40, ..., 1 (recall 0 excluded), in %."""
-    return _sequential_sum(interpolated_precision(recall, precision, R40_POSITIONS)) / 40 * 100
 
 
 def r40_from_curve(curve_precision):

@@ -191,9 +191,9 @@ class EventTable(object):
         ``curves``. ``keep``: hold the events for :meth:`read` (groups, bootstrap draws); ``progress``: a bar
         (``progress.make_bar``) told about each curve."""
         proto, prepared, plan = self.proto, self.prepared, self.plan
-        args = dict((metric, matching.match_inputs(prepared, metric, proto)) for metric in self.metrics)
         pooled = _Selection(self, self.frame_weights(), score_thresholds, None, curves)
         self.events = {}
+        args = {}
 
         def run(task):
             ign_gt, ign_dt = plan.ignores[(task.cls, task.column)]
@@ -214,6 +214,8 @@ class EventTable(object):
             progress.start(1 + len(tasks), 'K-Radar {} ({} frames)'.format(proto.name, self.n_frames))
             progress.update(1)
         try:
+            for metric in self.metrics:     # the overlaps, from the prepared set's cache or computed there
+                args[metric] = matching.match_inputs(prepared, metric, proto)
             matching.run_tasks(tasks, run, done)
         finally:
             if progress is not None:

@@ -166,30 +166,28 @@ def match_inputs(prepared, metric, proto):
                        prepared.scores, prepared.gt_alpha, prepared.dt_alpha, dontcare_hits_of(frames, metric))
 
 
-def run_tasks(tasks, run, done=None):
-    """``[run(task) for task in tasks]``: the first alone (it compiles or loads the kernels), the others in
-    ``worker_threads()`` threads when numba runs them (its kernels release the GIL). ``done(task, out)`` is
-    called for each, in order, as the results arrive (a progress bar)."""
-    results = []
-
-    def finish(task, out):
-        results.append(out)
-        if done is not None:
-            done(task, out)
-
+def run_tasks(tasks, run, done):
+    """``done(task, run(task))`` for each task, in order: the first alone (it compiles or loads the kernels),
+    the others in ``worker_threads()`` threads when numba runs them (its kernels release the GIL), at most
+    two per thread ahead of ``done``, so that outputs ``done`` does not keep are freed as they are read."""
     if not tasks:
-        return results
-    finish(tasks[0], run(tasks[0]))
+        return
+    done(tasks[0], run(tasks[0]))
     threads = min(worker_threads(), len(tasks) - 1) if _jit.mode()[0] == 'numba' else 1
-    if threads > 1:
-        from concurrent.futures import ThreadPoolExecutor
-        with ThreadPoolExecutor(max_workers=threads) as pool:
-            for task, out in zip(tasks[1:], pool.map(run, tasks[1:])):
-                finish(task, out)
-    else:
+    if threads <= 1:
         for task in tasks[1:]:
-            finish(task, run(task))
-    return results
+            done(task, run(task))
+        return
+    from concurrent.futures import ThreadPoolExecutor
+    todo = collections.deque(tasks[1:])
+    pending = collections.deque()
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        while todo or pending:
+            while todo and len(pending) < 2 * threads:
+                task = todo.popleft()
+                pending.append((task, pool.submit(run, task)))
+            task, future = pending.popleft()
+            done(task, future.result())
 
 
 class _Kitti41(object):

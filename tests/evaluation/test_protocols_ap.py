@@ -51,8 +51,8 @@ def test_interpolations_by_hand():
     assert ap.ap_11_of_41(p41) == pytest.approx(100 / 11.)
     assert ap.ap_all_41(p41) == pytest.approx(200 / 41.)
     # operating points (R, P): (0.5, 1), (1.0, 0.5) -> R40: 20 positions at 1, 20 at 0.5
-    assert ap.ap_r40([0.5, 1.0], [1.0, 0.5]) == pytest.approx(75.0)
-    assert ap.ap_r40([], []) == 0.0
+    assert ap.curve_ap('r40', [0.5, 1.0], [1.0, 0.5], [1.0, 0.5], None, False)[0] == pytest.approx(75.0)
+    assert ap.curve_ap('r40', [], [], [], None, False)[0] == 0.0
     assert list(ap.ratios([1, 0], [0, 0])) == [0.0, 0.0]
 
 
