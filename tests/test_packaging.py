@@ -60,7 +60,7 @@ def test_wheel_installs_and_runs_outside_the_checkout(tmp_path):
         assert out.strip() == '{} {}'.format(script, _version())
     # an evaluation from the installed scripts: a K-Radar-format tree -> infos -> perfect detections
     tree = outside / 'tree'
-    _run([python, '-c', 'from kradar_plugin.datasets import demo_tree; demo_tree.generate_tree({!r}, frames=12, '
+    _run([python, '-c', 'from kradar_plugin.demo import tree; tree.generate_tree({!r}, frames=12, '
           'train_frames=4)'.format(str(tree))], outside, env)
     _run([str(venv / 'bin' / 'kradar-create-data'), '--root-path', str(tree), '--out-dir', 'infos', '--split-dir',
           str(tree / 'ImageSets'), '--no-progress'], outside, env)

@@ -22,7 +22,7 @@ from mmdet.apis import single_gpu_test
 from mmdet.datasets import DATASETS, build_dataloader, build_dataset
 from mmdet.models import build_detector
 
-ROOT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+ROOT = osp.dirname(osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))))
 CONFIG = osp.join(ROOT, 'configs', 'kradar', 'demo_eval_only.py')
 
 
