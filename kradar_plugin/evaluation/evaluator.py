@@ -14,7 +14,7 @@ model, from which the pooled AP, every threshold, group and bootstrap draw are r
 """
 from .command_line import relabel_options, shell_line
 from .engine import EventTable, fields_read, prepare
-from .kradar_eval import DEFAULT_EVAL_TYPES
+from .kradar_eval import ECHOFUSION_EVAL_TYPES
 from .protocols import BENCHMARKS, Protocol, get_protocol
 from .validation import resolve_classes
 
@@ -46,7 +46,7 @@ class KRadarEvaluator(object):
     ``curves``: fill each Evaluation's precision-recall ``curves`` (for plots; off: not computed).
     """
 
-    def __init__(self, classes=None, protocol=None, eval_types=DEFAULT_EVAL_TYPES, iou_mode='all', benchmark=None,
+    def __init__(self, classes=None, protocol=None, eval_types=ECHOFUSION_EVAL_TYPES, iou_mode='all', benchmark=None,
                  pcd_limit_range=None, azi_limit_range=None, score_threshold=None, conditions='auto', bootstrap=0,
                  seed=0, box_convention=None, dt_z_is_bottom=False, grouped=None, kradar_root=None,
                  label_version=None, labels_dir=None, only_r=False, preset=None, groups=None, groups_only=False,

@@ -4,11 +4,11 @@ from .engine import EventTable, prepare
 from .protocols import get_protocol
 from .validation import check_eval_types, resolve_classes
 
-#: EchoFusion's default ``eval_types`` (a tuple here: never mutated)
-DEFAULT_EVAL_TYPES = ('bev', '3d')
+#: EchoFusion's ``kradar_eval`` default ``eval_types``: BEV and 3D (a tuple here: never mutated)
+ECHOFUSION_EVAL_TYPES = ('bev', '3d')
 
 
-def kradar_eval(gt_annos, dt_annos, current_classes, iou_mode='all', eval_types=DEFAULT_EVAL_TYPES, *,
+def kradar_eval(gt_annos, dt_annos, current_classes, iou_mode='all', eval_types=ECHOFUSION_EVAL_TYPES, *,
                 protocol='legacy', **protocol_overrides):
     """K-Radar evaluation of per-frame annotation dicts; returns ``(result_str, ap_dict)``.
 

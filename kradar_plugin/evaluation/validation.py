@@ -323,6 +323,10 @@ def resolve_classes(current_classes):
     return tuple(unique)
 
 
+#: what a dataset's evaluation in a run scores (both adapters' default; an offline command repeats it): 2D, BEV, 3D
+DATASET_EVAL_TYPES = ('bbox', 'bev', '3d')
+
+
 def check_eval_types(eval_types):
     """Normalise ``eval_types`` (never mutates the argument): a tuple from 'bbox', 'bev', '3d', 'aos'
     (None: EchoFusion's default, bev and 3d). 'aos' without 'bbox' is an error, as EchoFusion asserts."""

@@ -40,17 +40,15 @@ import numpy as np
 
 from kradar_plugin.distributed import run_context
 from kradar_plugin.evaluation.inputs.result_io import new_results_path, write_results_pickle
-
 from kradar_plugin.evaluation.protocols import (ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE,
                                                 PROTOCOL_FIELDS)
+from kradar_plugin.evaluation.validation import DATASET_EVAL_TYPES
 
 # EchoFusion's evaluation ROI, the defaults when the dataset sets none (one home: evaluation.protocols)
 DEFAULT_PCD_LIMIT_RANGE = ECHOFUSION_PCD_LIMIT_RANGE
 DEFAULT_AZI_LIMIT_RANGE = ECHOFUSION_AZIMUTH_RANGE
 #: result branches evaluated, and the metrics of each (EchoFusion: 2D only for image branches)
-#: what the 3D branch of a run is evaluated on (and the offline command repeats): 2D, BEV and 3D
-PTS_EVAL_TYPES = ('bbox', 'bev', '3d')
-RESULT_BRANCHES = (('pts_bbox', PTS_EVAL_TYPES), ('img_bbox', ('bbox',)))
+RESULT_BRANCHES = (('pts_bbox', DATASET_EVAL_TYPES), ('img_bbox', ('bbox',)))
 
 
 def _print_log(msg, logger=None, level=logging.INFO):
@@ -173,7 +171,7 @@ class KRadarEvalMixin(object):
         from kradar_plugin.evaluation.command_line import write_excluded
         infos_path = getattr(self, 'ann_file', None) or '<info pickle>'
         try:
-            command = self._kradar_evaluator(protocol, PTS_EVAL_TYPES, kwargs, None, warn=False).offline_command(
+            command = self._kradar_evaluator(protocol, DATASET_EVAL_TYPES, kwargs, None, warn=False).offline_command(
                 path, infos_path)
         except Exception:  # noqa: BLE001 - settings the evaluator refuses: the evaluation itself says why
             command = None

@@ -33,10 +33,10 @@ from kradar_plugin.distributed import run_context
 from kradar_plugin.evaluation.inputs.result_io import leaf_to_numpy, new_results_path, write_results_pickle
 from kradar_plugin.evaluation.protocols import (BENCHMARKS, ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE,
                                                 PROTOCOL_NAMES)
+from kradar_plugin.evaluation.validation import DATASET_EVAL_TYPES
 
 #: result branch of the 1.x ``evaluate`` keys, and the metrics evaluated on it
 BRANCH = 'pts_bbox'
-DEFAULT_EVAL_TYPES = ('bbox', 'bev', '3d')
 
 
 def _field(obj, name):
@@ -88,7 +88,7 @@ class KRadarMetric(BaseMetric):
     #: the samples the runner skipped (``--skip-bad-samples``), set by its guard around ``compute_metrics``
     excluded_samples = None
 
-    def __init__(self, ann_file, classes=None, protocol=None, eval_types=DEFAULT_EVAL_TYPES,
+    def __init__(self, ann_file, classes=None, protocol=None, eval_types=DATASET_EVAL_TYPES,
                  pcd_limit_range=ECHOFUSION_PCD_LIMIT_RANGE, azi_limit_range=ECHOFUSION_AZIMUTH_RANGE,
                  dt_z_is_bottom=None, box_convention=None, results_dir=None, collect_device='cpu',
                  prefix=None, benchmark=None, score_threshold=None, kradar_root=None, label_version=None,
