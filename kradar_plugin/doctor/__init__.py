@@ -23,8 +23,3 @@ def format_report(results, statuses=None, color=False):
     """Human-readable report; see kradar_plugin.doctor.report.format_report."""
     from .report import format_report as _format_report
     return _format_report(results, statuses=statuses, color=color)
-
-
-def has_failures(results):
-    """True when any result is a FAIL."""
-    return any(r.status == 'FAIL' for r in results)

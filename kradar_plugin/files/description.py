@@ -27,11 +27,3 @@ def read_description(path):
             raise KRadarFileError(path, 'expected one of {}'.format(', '.join(known)), line=1, field=field,
                                   value=value)
     return Description(*parts)
-
-
-def as_conditions(desc, sequence=None):
-    """The evaluator's condition row of a description (``sequence`` for bootstrap intervals)."""
-    row = {'road_type': desc.road_type, 'capture_time': desc.capture_time, 'climate': desc.climate}
-    if sequence is not None:
-        row['sequence'] = str(sequence)
-    return row

@@ -194,14 +194,6 @@ def read_desc(path):
     return {'capture_time': lines[0], 'road_type': lines[1], 'climate': lines[2]}
 
 
-def read_side(paths, what):
-    """Columns ({field: array}, 'offsets') of K-Radar text files, parsed as ``kitti_common.get_label_anno``."""
-    side = _Side(what)
-    for path in paths:
-        side.add(path)
-    return side.columns()
-
-
 class _Side(object):
     """One side's files read frame by frame into float arrays (a file's strings live only while it is read)."""
 
