@@ -8,15 +8,19 @@
 #               0.17.3, numba 0.48, numpy 1.19.5):                         pytest tests (the core included; not
 #               the `slow` comparisons with K-Radar's evaluators under the CUDA simulator: the numpy-2 core has them)
 #   .venv-mm2   OpenMMLab 2.0 stack (mmengine, mmcv 2.1, mmdet 3.3, mmdet3d 1.4): pytest tests/adapters/mmengine
-# Each part is two pytest runs: the tests that launch nothing in parallel (pytest-xdist, -n $TEST_WORKERS,
-# default 2; --dist loadgroup keeps each group of tests/conftest.py on one worker), then the `launch` tests one
-# at a time (each starts several processes; their time checks assume the machine is theirs). Cases marked
-# `bench` (kept for a benchmark's measurement) are left out.
-# The EchoFusion and 2.0 stacks' builds (from the wheel cache, else mmcv-full 1.4.0, mmdet3d 0.17.3's ops and
-# mmcv 2.1 compiled from source) run one after the other under `nice -n 19` while the 1.x suite runs; the 2.0
-# build goes on while the EchoFusion suite runs. The numpy-2 core (no launch) runs in one process under
-# `nice -n 10` from the 1.x launches on (they leave about a core idle), and is waited for at the end. Every part runs even when an earlier one failed; the exit
-# status is non-zero if any failed. Phase times are printed as "[test] M min S s: ...".
+# Each part is two pytest runs: the tests that launch nothing, then the `launch` tests one at a time (each starts
+# several processes; their time checks assume the launches do not compete with each other). Cases marked `bench`
+# (kept for a benchmark's measurement) are left out. The schedule on 2 cores, where the launches are the
+# critical path and leave about a core idle (process start-up, rendezvous, the launchers' polling):
+#   foreground  build .venv, .venv-light; the 1.x tests that launch nothing (pytest-xdist, -n $TEST_WORKERS,
+#               default 2; --dist loadgroup keeps each group of tests/conftest.py on one worker); then the
+#               launches of the 1.x, EchoFusion and 2.0 stacks, one stack after the other
+#   background  the .venv-echofusion, then .venv-mm2 builds (from the wheel cache, else mmcv-full 1.4.0,
+#               mmdet3d 0.17.3's ops and mmcv 2.1 compiled from source), under `nice -n 19`; and in one process
+#               under `nice -n 10`, one part after the other: the numpy-2 core, the EchoFusion stack's and the
+#               2.0 stack's tests that launch nothing (each when its environment is built)
+# Every part runs even when an earlier one failed; the exit status is non-zero if any failed. Phase times are
+# printed as "[test] M min S s: ...", the background parts' logs at the end.
 #
 # tools/run_tests.sh PART runs one part alone in its built environment (full, light, echofusion, mm2):
 # what `make test-full` / `test-light` / `test-echofusion` / `test-mm2` do.
@@ -85,7 +89,7 @@ PYTHON=$PY tools/setup_env.sh full "$VENV" || exit 1
 PYTHON=$PY tools/setup_env.sh light "$LIGHT" || exit 1
 
 stamp "building $VENV_EF, then $VENV_MM2, in the background (nice 19; logs: $log_dir/env-*.log)"
-rm -f "$log_dir"/env-*.ended
+rm -f "$log_dir"/env-*.ended "$log_dir"/background-*.status
 # build KIND VENV: one background build; its end time goes to env-KIND.ended (printed when it is waited for)
 build() {
   PYTHON=$PY nice -n 19 tools/setup_env.sh "$1" "$2" > "$log_dir/env-$1.log" 2>&1; local rc=$?
@@ -97,28 +101,55 @@ ef_build=$!
 ( wait_for() { while kill -0 "$1" 2>/dev/null; do sleep 5; done; }; wait_for $ef_build
   build mm2 "$VENV_MM2" ) &
 mm2_build=$!
+# built KIND: waits for a background build (from any process: the build's .ended file says it ended) and says
+# whether it succeeded
+built() {
+  while [ ! -s "$log_dir/env-$1.ended" ]; do sleep 5; done
+  grep -q '(exit status 0)' "$log_dir/env-$1.ended"
+}
 
 # shellcheck disable=SC2086
 parallel "1.x suite ($VENV)" "$VENV/bin/python" $FULL_TESTS
-# The numpy-2 core (no launch) runs in one process from the 1.x launches on, which leave about a core idle
-# (process start-up, rendezvous, the launchers' polling), niced below the suites and above the builds; it is
-# waited for at the end.
-light_log=$log_dir/light-core.log
-stamp "numpy 2.x core ($LIGHT) in the background from here on (nice 10; log: $light_log)"
+
+# From here the launches run in the foreground, one at a time, and leave about a core idle (process start-up,
+# rendezvous, the launchers' polling). Every stack's tests that launch nothing run one after the other in one
+# background process beside them, niced below the launches and above the builds: the numpy-2 core, then the
+# EchoFusion stack's once it is built, then the 2.0 stack's. Each writes its log and exit status; they are
+# waited for and summarised at the end.
+# background NAME LOG PYTHON PATHS...: one part's tests that launch nothing, in one process
+background() {
+  local name=$1 log=$2 py=$3 rc marks="not launch and not bench${SKIP_MARK:+ and not ($SKIP_MARK)}"
+  shift 3
+  stamp "$name: the tests that launch nothing, in the background (log: $log)" > "$log"
+  # shellcheck disable=SC2086
+  nice -n 10 "$py" -m pytest $PYTEST_FLAGS -m "$marks" "$@" >> "$log" 2>&1; rc=$?
+  stamp "$name: the tests that launch nothing ended (exit status $rc)" >> "$log"
+  echo "$rc" > "$log.status"
+}
+light_log=$log_dir/background-light.log
+ef_log=$log_dir/background-echofusion.log
+mm2_log=$log_dir/background-mm2.log
+# The `slow` tests (K-Radar's and 4DR-MR's own evaluators under numba's CUDA simulator, 100 s each, compared
+# with ours per condition) run in the numpy-2 core only; on EchoFusion's stack they would hold the suite.
 # shellcheck disable=SC2086
-( nice -n 10 "$LIGHT/bin/python" -m pytest $PYTEST_FLAGS -m "not launch and not bench" $CORE_TESTS > "$light_log" 2>&1
-  rc=$?; stamp "numpy 2.x core ended (exit status $rc)" >> "$light_log"; exit $rc ) &
-light_core=$!
+( background "numpy 2.x core ($LIGHT)" "$light_log" "$LIGHT/bin/python" $CORE_TESTS
+  if built echofusion; then
+    SKIP_MARK=slow background "EchoFusion stack suite ($VENV_EF)" "$ef_log" "$VENV_EF/bin/python" $EF_TESTS
+  fi
+  if built mm2; then
+    background "2.0 suite ($VENV_MM2)" "$mm2_log" "$VENV_MM2/bin/python" $MM2_TESTS
+  fi ) &
+queue=$!
+stamp "the tests that launch nothing of every other part run in the background from here on (nice 10; logs: $log_dir/background-*.log)"
+
 # shellcheck disable=SC2086
 launches "1.x suite ($VENV)" "$VENV/bin/python" $FULL_TESTS
 
 stamp "waiting for the $VENV_EF build"
 if wait "$ef_build"; then
   cat "$log_dir/env-echofusion.ended"; tail -n 1 "$log_dir/env-echofusion.log"
-  # The `slow` tests (K-Radar's and 4DR-MR's own evaluators under numba's CUDA simulator, 100 s each, compared
-  # with ours per condition) run in the numpy-2 core, off the critical path; here they would hold the suite.
   # shellcheck disable=SC2086
-  SKIP_MARK=slow suite "EchoFusion stack suite ($VENV_EF)" "$VENV_EF/bin/python" $EF_TESTS
+  launches "EchoFusion stack suite ($VENV_EF)" "$VENV_EF/bin/python" $EF_TESTS
 else
   tail -n 40 "$log_dir/env-echofusion.log"
   failed+=("$VENV_EF build")
@@ -128,16 +159,22 @@ stamp "waiting for the $VENV_MM2 build"
 if wait "$mm2_build"; then
   cat "$log_dir/env-mm2.ended"; tail -n 1 "$log_dir/env-mm2.log"
   # shellcheck disable=SC2086
-  suite "2.0 suite ($VENV_MM2)" "$VENV_MM2/bin/python" $MM2_TESTS
+  launches "2.0 suite ($VENV_MM2)" "$VENV_MM2/bin/python" $MM2_TESTS
 else
   tail -n 40 "$log_dir/env-mm2.log"
   failed+=("$VENV_MM2 build")
 fi
 
-stamp "waiting for the numpy 2.x core ($LIGHT)"
-wait "$light_core"; rc=$?
-if grep -q 'slowest' "$light_log"; then sed -n '/slowest/,$p' "$light_log"; else tail -n 2 "$light_log"; fi
-passed $rc || { tail -n 60 "$light_log"; failed+=("numpy 2.x core ($LIGHT)"); }
+stamp "waiting for the tests that launch nothing in the background"
+wait "$queue"
+for part in light:"numpy 2.x core ($LIGHT)" echofusion:"EchoFusion stack suite ($VENV_EF)" mm2:"2.0 suite ($VENV_MM2)"; do
+  log=$log_dir/background-${part%%:*}.log
+  [ -f "$log" ] || continue     # its build failed: said above
+  head -n 1 "$log"; tail -n 1 "$log"
+  if grep -q 'slowest' "$log"; then sed -n '/slowest/,$p' "$log" | sed '$d'; fi
+  rc=$(cat "$log.status" 2>/dev/null || echo 1)
+  passed "$rc" || { tail -n 60 "$log"; failed+=("${part#*:}: the tests that launch nothing"); }
+done
 
 stamp "done"
 if [ ${#failed[@]} -gt 0 ]; then

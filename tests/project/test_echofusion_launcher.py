@@ -23,7 +23,7 @@ from .conftest import CONFIG, VAL_FRAMES
 from tests import launching
 from tests.launching import assert_ended_by_failfast
 
-from .test_launches import PLANTED, assert_eval_only, derived_config, kradar_metrics, launch, saved_predictions
+from .test_launches import PLANTED, assert_eval_only, derived_config, launch, saved_predictions
 
 MIM_TOOLS = osp.join(osp.dirname(mmdet3d.__file__), '.mim', 'tools')
 TORCH_MAJOR = int(torch.__version__.split('.')[0])
