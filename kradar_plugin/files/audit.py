@@ -153,10 +153,7 @@ def _version(tree, seqs, lists, progress):
             for o in label.objects:
                 classes[o.name] += 1
                 visibility[o.avail] += 1
-                if yaw[0] is None or o.yaw_deg < yaw[0]:
-                    yaw[0] = o.yaw_deg
-                if yaw[1] is None or o.yaw_deg > yaw[1]:
-                    yaw[1] = o.yaw_deg
+                yaw = [o.yaw_deg, o.yaw_deg] if yaw[0] is None else [min(yaw[0], o.yaw_deg), max(yaw[1], o.yaw_deg)]
             if label.quirks:
                 quirks.add_file(seq + '/' + name, label.quirks)
     if bar is not None:
@@ -244,7 +241,7 @@ def format_report(report):
     if 'splits' in report:
         rows.append('')
         rows.append('split lists: {}'.format(', '.join(
-            '{}.txt {}'.format(n, s['frames'] if 'frames' in s else 'unreadable') for n, s in report['splits'].items())))
+            '{}.txt {}'.format(n, s.get('frames', 'unreadable')) for n, s in report['splits'].items())))
         for q in report.get('split_quirks', {}).values():
             rows.append('  quirk: {}'.format(_quirk_line(q)))
     rows.append('')

@@ -24,8 +24,3 @@ def read_calibration(path):
                               value=lines[1].strip())
     diff, x, y = (_number(parts[k], path, 2, name) for k, name in enumerate(('frame difference', 'x', 'y')))
     return Calibration(path, diff, x, y)
-
-
-def offsets(calib, z_offset=Z_OFFSET):
-    """(dx, dy, dz) added to LiDAR-frame label centres to put them in the radar frame."""
-    return calib.x, calib.y, float(z_offset)

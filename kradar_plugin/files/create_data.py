@@ -22,6 +22,7 @@ from .errors import KRadarFileError
 from .infos import split_infos
 from .labels import VERSIONS, normalize_version, read_label
 from .quirks import WARN, Quirks
+from .safe_write import write_bytes
 from .split_jobs import SplitJob, run_jobs
 from .splits import count_overlaps, parse_sequences, read_split, split_files
 from .tree import KRadarTree
@@ -29,18 +30,14 @@ from .tree import KRadarTree
 PROG = 'kradar-create-data'
 
 
-def _label_version(text):
-    try:
-        return normalize_version(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc))
-
-
-def _sequences(text):
-    try:
-        return parse_sequences(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc))
+def _arg_type(parse):
+    """``parse`` for argparse: its ValueError is the option's error message."""
+    def convert(text):
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc))
+    return convert
 
 
 def _parser():
@@ -56,14 +53,14 @@ def _parser():
     p.add_argument('--split-dir',
                    help="folder of split lists <split>.txt, lines '<seq>,<rdr>_<ldr64>.txt' (K-Radar's "
                         "resources/split or EchoFusion's ImageSets; '#' lines are comments); required unless --audit")
-    p.add_argument('--label-version', type=_label_version, metavar='|'.join(VERSIONS),
+    p.add_argument('--label-version', type=_arg_type(normalize_version), metavar='|'.join(VERSIONS),
                    help='K-Radar label version (default v1.0; the v2.0 benchmark is defined on v2.0; --audit: '
                         'every version found unless given)')
     p.add_argument('--labels-dir', help="the revised labels (v1.1, v2.0, v2.1): K-Radar's "
                                         "tools/revise_label/kradar_revised_label_v*_*.zip unzipped, its folder "
                                         "or inner folder")
     p.add_argument('--extra-tag', default='kradar', help='file name prefix (default kradar)')
-    p.add_argument('--sequences', type=_sequences, help='only these sequences, e.g. 1-20 (EchoFusion)')
+    p.add_argument('--sequences', type=_arg_type(parse_sequences), help='only these sequences, e.g. 1-20 (EchoFusion)')
     p.add_argument('--only-r', action='store_true',
                    help="K-Radar's onlyR: keep radar-visible objects (avail R), drop L and L1")
     p.add_argument('--z-offset', type=float, default=Z_OFFSET,
@@ -99,40 +96,35 @@ def convert_split(tree, split_path, sequences=None, z_offset=Z_OFFSET, only_r=Fa
     try:
         if entries is None:
             entries = read_split(split_path, sequences, quirks)
-        return _convert_split(tree, split_path, entries, z_offset, only_r, extra_paths, check_sensors, progress,
-                              quirks)
+        labels = []
+        if progress is not None:
+            progress.start(len(entries), os.path.basename(split_path))
+        for index, entry in enumerate(entries):
+            if entry.sequence not in tree.sequences:
+                raise KRadarFileError(split_path, 'sequence {} is in no dataset root ({}); --sequences converts a '
+                                      'subset'.format(entry.sequence, ', '.join(tree.roots)),
+                                      line=entry.number, field='entry', value=entry.line)
+            path = tree.label_path(entry.sequence, entry.label)
+            try:
+                label = read_label(path, tree.label_version)
+            except KRadarFileError as exc:
+                if exc.problem.startswith('no such'):
+                    raise KRadarFileError(path, 'label file missing: {} lists it (line {})'.format(
+                        split_path, entry.number))
+                raise
+            labels.append(label)
+            if label.quirks and quirks is not None:
+                quirks.add_file(entry.sequence + '/' + entry.label, label.quirks)
+            if progress is not None and (index + 1) % 500 == 0:
+                progress.update(500)
+        infos = split_infos(tree, entries, labels, z_offset, only_r, extra_paths, check_sensors)
+        if progress is not None:
+            progress.update(len(entries) % 500)
+            progress.close()
+        return infos
     finally:
         if enabled:
             gc.enable()
-
-
-def _convert_split(tree, split_path, entries, z_offset, only_r, extra_paths, check_sensors, progress, quirks):
-    labels = []
-    if progress is not None:
-        progress.start(len(entries), os.path.basename(split_path))
-    for index, entry in enumerate(entries):
-        if entry.sequence not in tree.sequences:
-            raise KRadarFileError(split_path, 'sequence {} is in no dataset root ({}); --sequences converts a '
-                                  'subset'.format(entry.sequence, ', '.join(tree.roots)),
-                                  line=entry.number, field='entry', value=entry.line)
-        path = tree.label_path(entry.sequence, entry.label)
-        try:
-            label = read_label(path, tree.label_version)
-        except KRadarFileError as exc:
-            if exc.problem.startswith('no such'):
-                raise KRadarFileError(path, 'label file missing: {} lists it (line {})'.format(
-                    split_path, entry.number))
-            raise
-        labels.append(label)
-        if label.quirks and quirks is not None:
-            quirks.add_file(entry.sequence + '/' + entry.label, label.quirks)
-        if progress is not None and (index + 1) % 500 == 0:
-            progress.update(500)
-    infos = split_infos(tree, entries, labels, z_offset, only_r, extra_paths, check_sensors)
-    if progress is not None:
-        progress.update(len(entries) % 500)
-        progress.close()
-    return infos
 
 
 def _extra_paths(items):
@@ -181,7 +173,7 @@ def main(argv=None):
             outputs.append((out, data, frames, objects))
         report_quirks(quirks, args.strict)
         for out, data, _, _ in outputs:
-            write_file(out, data)
+            write_bytes(out, data)      # through a fresh temporary file (never a planted link), then a rename
     except (KRadarFileError, ValueError, OSError) as exc:
         sys.stderr.write('{}: error: {}\n'.format(PROG, exc))
         return 2
@@ -213,12 +205,6 @@ def check_out_dir(path):
         os.makedirs(path, exist_ok=True)
     except OSError as exc:
         raise KRadarFileError(path, 'cannot create the --out-dir folder ({})'.format(exc.strerror or exc))
-
-
-def write_file(path, data):
-    """``data`` to ``path`` through a fresh temporary file beside it (never a planted link), then a rename."""
-    from .safe_write import write_bytes
-    write_bytes(path, data)
 
 
 def _bar():

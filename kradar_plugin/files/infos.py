@@ -62,11 +62,6 @@ _EMPTY = {'name': np.array([]), 'truncated': np.array([]), 'occluded': np.array(
 _EMPTY_ITEMS = tuple(_EMPTY.items())
 
 
-def _empty_annos():
-    """A fresh copy of :data:`_EMPTY` (each frame owns its arrays)."""
-    return dict((k, v.copy()) for k, v in _EMPTY_ITEMS)
-
-
 def echofusion_annos(objects, dx, dy, label_file, z_offset=Z_OFFSET, avail=False):
     """EchoFusion's ``annos`` of one frame's :class:`~.labels.LabelObject` list and calibration (dx, dy)."""
     return bulk_annos([objects], [(dx, dy)], [label_file], z_offset, avail)[0]
@@ -92,7 +87,7 @@ def bulk_annos(frames, offsets, label_files, z_offset=Z_OFFSET, avail=False):
     start = 0
     for objs, count, label_file in zip(frames, counts, label_files):
         if count == 0:
-            annos = _empty_annos()
+            annos = dict((k, v.copy()) for k, v in _EMPTY_ITEMS)     # each frame owns its arrays
         else:
             end = start + count
             # row slices of arrays made for this call: disjoint, so each frame's arrays are its own (an

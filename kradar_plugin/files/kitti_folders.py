@@ -275,12 +275,3 @@ def _first_bad(values, numbers):
         return None
     r, c = [int(v[0]) for v in np.nonzero(bad)]
     return r, c, 'expected a finite number' if not np.isfinite(values[r, c]) else 'expected a size of at least 0'
-
-
-def frame_annos(data, offsets):
-    """Per-frame annotation dicts (K-Radar's ``get_label_annos`` list) of columns."""
-    out = []
-    for f in range(len(offsets) - 1):
-        a, b = int(offsets[f]), int(offsets[f + 1])
-        out.append(dict((k, v[a:b]) for k, v in data.items()))
-    return out

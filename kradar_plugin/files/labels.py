@@ -162,17 +162,16 @@ def _checked_line(line, version, path, number, skipped, quirks):
         raise KRadarFileError(path, "an object line starts with '*' (or '#' for a BEV-only box)",
                               line=number, field='marker', value=parts[0])
     if len(parts) != len(fields):
+        count = len(parts) if len(parts) <= _MAX_FIELDS else 'more than {}'.format(_MAX_FIELDS)
         if version in ('v1.0', 'v1.1'):     # K-Radar's loader prints '* split err' and skips the line
-            count = len(parts) if len(parts) <= _MAX_FIELDS else 'more than {}'.format(_MAX_FIELDS)
             skipped.append((number, '{} fields instead of {}'.format(count, len(fields))))
             return None
-        count = len(parts) if len(parts) <= _MAX_FIELDS else 'more than {}'.format(_MAX_FIELDS)
         raise KRadarFileError(path, 'a {} object line has {} fields ({}), this one {}{}'.format(
             version, len(fields), ', '.join(fields), count, _version_hint(parts, version)), line=number)
     if version == 'v1.1' and not all(_is_int(parts[k]) for k in (2, 3)):     # skipped by K-Radar's loader too
         skipped.append((number, 'id / prev_id not integers ({!r}, {!r})'.format(parts[2][:20], parts[3][:20])))
         return None
-    obj = _PARSERS[version](parts, path, number)
+    obj = _parse_object(parts, version, path, number)
     _object_quirks(obj, number, quirks)
     return obj
 
@@ -316,25 +315,16 @@ def _geometry(parts, start, path, line, version):
     return [_number(parts[start + k], path, line, names[k]) for k in range(7)]
 
 
-def _v1_0(parts, path, line):
-    return LabelObject(_name(parts[3], path, line), 'R', _integer(parts[1], path, line, 'id', 'v1.0'),
-                       _integer(parts[2], path, line, 'prev_id', 'v1.0'), *_geometry(parts, 4, path, line, 'v1.0'))
+#: per version, the field index of the class, avail (None: 'R'), id, prev_id (None: -1) and x (the geometry's first)
+_LAYOUT = {'v1.0': (3, None, 1, 2, 4), 'v1.1': (4, 1, 2, 3, 5), 'v2.0': (2, None, 1, None, 3),
+           'v2.1': (3, 1, 2, None, 4)}
 
 
-def _v1_1(parts, path, line):
-    return LabelObject(_name(parts[4], path, line), _avail(parts[1], path, line, 'v1.1'),
-                       _integer(parts[2], path, line, 'id', 'v1.1'), _integer(parts[3], path, line, 'prev_id', 'v1.1'),
-                       *_geometry(parts, 5, path, line, 'v1.1'))
-
-
-def _v2_0(parts, path, line):
-    return LabelObject(_name(parts[2], path, line), 'R', _integer(parts[1], path, line, 'id', 'v2.0'), -1,
-                       *_geometry(parts, 3, path, line, 'v2.0'))
-
-
-def _v2_1(parts, path, line):
-    return LabelObject(_name(parts[3], path, line), _avail(parts[1], path, line, 'v2.1'),
-                       _integer(parts[2], path, line, 'id', 'v2.1'), -1, *_geometry(parts, 4, path, line, 'v2.1'))
-
-
-_PARSERS = {'v1.0': _v1_0, 'v1.1': _v1_1, 'v2.0': _v2_0, 'v2.1': _v2_1}
+def _parse_object(parts, version, path, line):
+    """The :class:`LabelObject` of an object line's fields, each value checked (the first bad one raises)."""
+    name, avail, ident, prev_id, start = _LAYOUT[version]
+    return LabelObject(_name(parts[name], path, line),
+                       'R' if avail is None else _avail(parts[avail], path, line, version),
+                       _integer(parts[ident], path, line, 'id', version),
+                       -1 if prev_id is None else _integer(parts[prev_id], path, line, 'prev_id', version),
+                       *_geometry(parts, start, path, line, version))

@@ -92,8 +92,6 @@ class Quirks(object):
     def __bool__(self):
         return bool(self.counts)
 
-    __nonzero__ = __bool__
-
     def ordered(self):
         return [k for k in KINDS if k in self.counts]
 

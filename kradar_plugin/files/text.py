@@ -47,15 +47,10 @@ def kind_of(mode):
     return None if stat.S_ISREG(mode) else 'not a regular file'
 
 
-def limit_of(what, limit=None):
-    """The size limit in bytes for a file of kind ``what`` (``limit`` when given)."""
-    return limit if limit is not None else LIMITS.get(what, MAX_TEXT_BYTES)
-
-
 def read_bytes(path, what='file', limit=None):
     """The bytes of the regular file ``path`` (at most the limit of ``what``); never blocks, never reads a
     FIFO, device, socket or directory."""
-    limit = limit_of(what, limit)
+    limit = limit if limit is not None else LIMITS.get(what, MAX_TEXT_BYTES)
     try:
         fd = os.open(path, _FLAGS)
     except OSError as exc:

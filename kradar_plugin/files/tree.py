@@ -36,9 +36,7 @@ class KRadarTree(object):
         self.label_version = normalize_version(label_version)
         self.sequences = self._find_sequences()
         self.labels_base = self._labels_base(labels_dir)
-        self._calib = {}
-        self._desc = {}
-        self._label_dirs = {}
+        self._calib, self._desc, self._label_dirs = {}, {}, {}
 
     def _find_sequences(self):
         found = {}
@@ -46,20 +44,19 @@ class KRadarTree(object):
             if not os.path.isdir(root):
                 raise KRadarFileError(root, 'no such dataset root' if not os.path.exists(root) else
                                       'dataset root is not a folder')
-            for name in os.listdir(root):
-                if name.isdigit() and not os.path.isdir(os.path.join(root, name)):
+            for name in (n for n in os.listdir(root) if n.isdigit()):
+                if not os.path.isdir(os.path.join(root, name)):
                     raise KRadarFileError(os.path.join(root, name[:20]), 'named like a sequence folder but not a '
                                           'folder: move it out of the dataset root')
-                if name.isdigit():
-                    if len(name) > MAX_SEQUENCE_DIGITS:
-                        raise KRadarFileError(os.path.join(root, name[:20] + '...'), 'a folder named by {} digits is '
-                                              'not a K-Radar sequence (1..58): move it out of the dataset '
-                                              'root'.format(len(name)))
-                    seq = str(int(name))
-                    if seq in found:
-                        raise KRadarFileError(os.path.join(root, name), 'sequence {} is also in {}: give each '
-                                              'sequence once'.format(seq, found[seq][0]))
-                    found[seq] = (root, name)
+                if len(name) > MAX_SEQUENCE_DIGITS:
+                    raise KRadarFileError(os.path.join(root, name[:20] + '...'), 'a folder named by {} digits is '
+                                          'not a K-Radar sequence (1..58): move it out of the dataset '
+                                          'root'.format(len(name)))
+                seq = str(int(name))
+                if seq in found:
+                    raise KRadarFileError(os.path.join(root, name), 'sequence {} is also in {}: give each '
+                                          'sequence once'.format(seq, found[seq][0]))
+                found[seq] = (root, name)
         if not found:
             raise KRadarFileError(', '.join(self.roots), 'no sequence folder (1..58) in the dataset root(s)')
         return found
@@ -104,9 +101,8 @@ class KRadarTree(object):
     def label_dir(self, seq):
         if self.label_version == 'v1.0':
             return os.path.join(self.root_of(seq), 'info_label')
-        return os.path.join(self.labels_base, REVISED[self.label_version][2].format(self.sequences[str(seq)][1]
-                                                                                    if str(seq) in self.sequences
-                                                                                    else seq))
+        name = self.sequences[str(seq)][1] if str(seq) in self.sequences else seq
+        return os.path.join(self.labels_base, REVISED[self.label_version][2].format(name))
 
     def label_path(self, seq, label):
         seq = str(seq)
@@ -118,8 +114,7 @@ class KRadarTree(object):
     def calibration(self, seq):
         seq = str(seq)
         if seq not in self._calib:
-            self._calib[seq] = read_calibration(os.path.join(self.root_of(seq), 'info_calib',
-                                                             'calib_radar_lidar.txt'))
+            self._calib[seq] = read_calibration(os.path.join(self.root_of(seq), 'info_calib', 'calib_radar_lidar.txt'))
         return self._calib[seq]
 
     def description(self, seq):

@@ -11,13 +11,19 @@ import numpy as np
 import pytest
 
 from kradar_plugin.evaluation.cli import main as eval_main
-from kradar_plugin.files.kitti_folders import frame_annos, read_folder
+from kradar_plugin.files.kitti_folders import read_folder
 
 from . import _kitti_writer as writer
 from . import _snapshots as snap
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 need_kradar = pytest.mark.skipif(snap.kradar_repo() is None, reason='no K-Radar snapshot (KRADAR_REPO)')
+
+
+def frame_annos(data, offsets):
+    """Per-frame annotation dicts (K-Radar's ``get_label_annos`` list) of a side's columns."""
+    return [dict((k, v[int(offsets[f]):int(offsets[f + 1])]) for k, v in data.items())
+            for f in range(len(offsets) - 1)]
 
 
 @pytest.fixture(scope='module')
