@@ -19,16 +19,16 @@ CUDA_MIN_DRIVER = (
 )
 
 
+def _newest_reached(table, version):
+    """The value of the last (threshold, value) row that ``version`` reaches; None if none or unknown."""
+    v = parse_version(version)
+    reached = [value for threshold, value in table if v is not None and v >= threshold]
+    return reached[-1] if reached else None
+
+
 def driver_max_cuda(driver):
     """Newest CUDA toolkit in CUDA_MIN_DRIVER that ``driver`` ('535.104.05') runs; None if unknown."""
-    v = parse_version(driver)
-    if v is None:
-        return None
-    best = None
-    for cuda, min_driver in CUDA_MIN_DRIVER:
-        if v >= min_driver:
-            best = cuda
-    return best
+    return _newest_reached(((d, cuda) for cuda, d in CUDA_MIN_DRIVER), driver)
 
 
 # torch CUDA builds -> highest GPU compute capability with native kernels (torch.cuda.get_arch_list() of
@@ -38,11 +38,4 @@ TORCH_CUDA_MAX_CC = (('10.0', '7.5'), ('11.0', '8.0'), ('11.1', '8.6'), ('11.8',
 
 def torch_cuda_max_cc(torch_cuda):
     """Highest compute capability the official torch wheels for CUDA ``torch_cuda`` compile for."""
-    v = parse_version(torch_cuda)
-    if v is None:
-        return None
-    best = None
-    for cuda, cc in TORCH_CUDA_MAX_CC:
-        if v >= cuda:
-            best = cc
-    return best
+    return _newest_reached(TORCH_CUDA_MAX_CC, torch_cuda)

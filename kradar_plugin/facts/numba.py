@@ -66,22 +66,18 @@ def numba_series(numba):
     return row
 
 
-def _mm(version):
-    return major_minor(version)
-
-
 def numba_python_findings(numba, python):
     series, py = numba_series(numba), parse_version(python)
     if series is None or py is None:
         return []
     low, high = series.python
-    py_mm = _mm(py)
-    if parse_version(py_mm) < low or parse_version(py_mm) > high:
+    py_mm = major_minor(py)
+    if not low <= parse_version(py_mm) <= high:
         return [CheckResult('numba-python', 'FAIL',
                             'numba %s supports Python %s-%s, not %s (no wheel; pip refuses or the import '
                             'fails)' % (numba, low, high, python),
                             "use Python %s-%s for numba %s, or pick a numba release that supports Python %s"
-                            % (low, high, _mm(numba), py_mm))]
+                            % (low, high, major_minor(numba), py_mm))]
     return []
 
 
@@ -103,17 +99,17 @@ def numba_numpy_findings(numba, numpy):
                             'numba %s refuses numpy %s at import (needs numpy>=%s)'
                             % (numba, numpy, series.numpy_min),
                             "pip install 'numpy>=%s'" % series.numpy_min)]
-    if series.numpy_cap is not None and parse_version(_mm(np_v)) > series.numpy_cap:
+    if series.numpy_cap is not None and parse_version(major_minor(np_v)) > series.numpy_cap:
         return [CheckResult('numba-numpy', 'FAIL',
                             'numba %s refuses numpy %s at import ("Numba needs NumPy %s or less")'
                             % (numba, numpy, series.numpy_cap),
                             "pip install 'numpy<=%s.*' or a newer numba that supports numpy %s"
-                            % (series.numpy_cap, _mm(np_v)))]
+                            % (series.numpy_cap, major_minor(np_v)))]
     if np_v >= '2' and nb < NUMBA_NUMPY2:
         return [CheckResult('numba-numpy', 'FAIL',
                             'numba %s was built against numpy 1.x and cannot run on numpy %s'
                             % (numba, numpy),
-                            "pip install 'numpy<2' or pip install 'numba>=%s'" % _mm(NUMBA_NUMPY2))]
+                            "pip install 'numpy<2' or pip install 'numba>=%s'" % major_minor(NUMBA_NUMPY2))]
     return []
 
 
@@ -138,14 +134,11 @@ def numba_toolkit_findings(numba, cuda):
                             'Toolkit unsupported)' % (numba, series.cuda_min, cuda),
                             'install a CUDA toolkit >= %s for numba (conda install cudatoolkit=%s) or an older '
                             'numba' % (series.cuda_min, series.cuda_min))]
-    findings = []
-    nb = parse_version(numba)
-    if nb >= NUMBA_CUDA_DEPRECATED:
-        findings.append(CheckResult('numba-cuda', 'WARN',
-                                    'numba %s: the built-in numba.cuda target is deprecated (lists toolkits '
-                                    'up to %s); CUDA %s' % (numba, NUMBA_CTK_LISTED_MAX, cuda),
-                                    'pip install numba-cuda'))
-    return findings
+    if parse_version(numba) >= NUMBA_CUDA_DEPRECATED:
+        return [CheckResult('numba-cuda', 'WARN', 'numba %s: the built-in numba.cuda target is deprecated (lists '
+                            'toolkits up to %s); CUDA %s' % (numba, NUMBA_CTK_LISTED_MAX, cuda),
+                            'pip install numba-cuda')]
+    return []
 
 
 def numba_driver_findings(numba, driver, cuda=None):
@@ -158,13 +151,13 @@ def numba_driver_findings(numba, driver, cuda=None):
                                     'CUDA target before numba 0.63, numba#10188)' % (numba, driver),
                                     "pip install 'numba>=0.63' (needs Python>=3.10) or use a driver < 580"))
     max_cuda = driver_max_cuda(driver)
-    if ctk is not None and drv is not None and max_cuda is not None and parse_version(_mm(ctk)) > max_cuda:
+    ctk_mm = major_minor(ctk)
+    if ctk is not None and drv is not None and max_cuda is not None and parse_version(ctk_mm) > max_cuda:
         findings.append(CheckResult('numba-driver', 'FAIL',
                                     'CUDA toolkit %s is newer than driver %s supports (CUDA<=%s): ptxas '
                                     'Unsupported .version' % (cuda, driver, max_cuda),
                                     'upgrade the NVIDIA driver to >= %s or use a CUDA<=%s toolkit'
-                                    % (dict(CUDA_MIN_DRIVER).get(_mm(ctk), 'the one for CUDA %s' % _mm(ctk)),
-                                       max_cuda)))
+                                    % (dict(CUDA_MIN_DRIVER).get(ctk_mm, 'the one for CUDA %s' % ctk_mm), max_cuda)))
     return findings
 
 
@@ -174,8 +167,8 @@ def numba_cuda_findings(numba, numpy=None, cuda=None, driver=None, python=None):
     each. The numba/numpy and numba/Python findings break numba as a whole (CPU too)."""
     if parse_version(numba) is None:
         return []
-    return (numba_python_findings(numba, python) + numba_numpy_findings(numba, numpy)
-            + numba_toolkit_findings(numba, cuda) + numba_driver_findings(numba, driver, cuda))
+    return numba_cpu_findings(numba, numpy, python) + numba_toolkit_findings(numba, cuda) + \
+        numba_driver_findings(numba, driver, cuda)
 
 
 def numba_cpu_findings(numba, numpy=None, python=None):

@@ -5,6 +5,7 @@ Accepts what environments actually report: '1.10.0+cu113', '2.0.0rc1', '1.0.0.de
 after; local tags ('+cu113') are kept aside and never compared. Also normalises distribution names
 ('mmcv_full' -> 'mmcv-full', 'numpy_base' -> 'numpy-base').
 """
+import functools
 import re
 
 __all__ = ['Version', 'parse_version', 'compare', 'normalize_name', 'cuda_from_local_tag',
@@ -21,6 +22,7 @@ _VERSION_RE = re.compile(
 _STAGE = {'dev': -4, 'a': -3, 'alpha': -3, 'b': -2, 'beta': -2, 'rc': -1, 'c': -1, 'pre': -1, 'preview': -1}
 
 
+@functools.total_ordering
 class Version(object):
     """A parsed version; compare with <, <=, ==, ... against another Version or a string."""
 
@@ -46,10 +48,7 @@ class Version(object):
             stage = (_STAGE['dev'], int(match.group('dev_n') or 0))
         else:
             stage = (0, 0)
-        self.text = text.strip()
-        self.release = tuple(release)
-        self.stage = stage
-        self.local = match.group('local')
+        self.text, self.release, self.stage, self.local = text.strip(), tuple(release), stage, match.group('local')
 
     def _key(self):
         return (self.release, self.stage)
@@ -57,20 +56,8 @@ class Version(object):
     def __eq__(self, other):
         return self._key() == _as_version(other)._key()
 
-    def __ne__(self, other):
-        return not self == other
-
     def __lt__(self, other):
         return self._key() < _as_version(other)._key()
-
-    def __le__(self, other):
-        return self._key() <= _as_version(other)._key()
-
-    def __gt__(self, other):
-        return self._key() > _as_version(other)._key()
-
-    def __ge__(self, other):
-        return self._key() >= _as_version(other)._key()
 
     def __hash__(self):
         return hash(self._key())
@@ -160,16 +147,10 @@ BOX_CONVENTION_CHANGED_IN = '1.0.0rc0'
 
 
 def mmdet3d_box_convention(version):
-    """The box convention of mmdet3d ``version``: 'mmdet3d<1.0' or 'mmdet3d>=1.0'; None when unknown.
-
-    ``version`` is a version string as mmdet3d reports it ('0.17.3', '1.0.0rc6', '1.4.0', 'v0.18.1',
-    '1.0.0rc6+abc1234') or a Version. Major version 0 gives 'mmdet3d<1.0': LiDAR sizes (w, l, h), yaw kept.
-    Major 1 and later, pre-releases included (1.0.0rc0 .. 1.0.0rc6, and dev builds of the v1.0.0.dev0 branch
-    where the refactor was made), give 'mmdet3d>=1.0': sizes (l, w, h), yaw mapped to camera -yaw - pi/2.
-    None, '' or an unparseable string give None.
-
-    Pure: nothing is imported. The names are the values of the K-Radar dataset's ``box_convention`` option.
-    """
+    """The box convention of mmdet3d ``version`` ('0.17.3', '1.0.0rc6', 'v0.18.1', a Version): 'mmdet3d<1.0'
+    for major version 0 (LiDAR sizes (w, l, h), yaw kept), 'mmdet3d>=1.0' for 1 and later, pre-releases and
+    v1.0.0.dev0 builds included (sizes (l, w, h), yaw -> camera -yaw - pi/2); None when unknown. The names are
+    the values of the K-Radar dataset's ``box_convention`` option."""
     v = parse_version(version)
     if v is None:
         return None

@@ -17,24 +17,17 @@ def yapf_findings(yapf, versions):
     y = parse_version(yapf)
     if y is None or y < YAPF_VERIFY_REMOVED:
         return []
-    findings = []
     for dist, fixed, below in YAPF_FIXED_IN:
         v = parse_version(versions.get(dist))
-        if v is None or (below is not None and v >= below):
+        if v is None or (below is not None and v >= below) or v >= fixed:
             continue  # mmcv 2.x formats configs through mmengine
-        if v < fixed:
-            if dist == 'mmengine':
-                findings.append(CheckResult('yapf', 'FAIL',
-                                            'yapf %s with mmengine %s: Config.pretty_text/cfg.dump() raises '
-                                            '"SyntaxError: Failed to format the config file" (FormatCode() no '
-                                            "longer takes verify=)" % (yapf, versions[dist]),
-                                            "pip install 'mmengine>=0.8.5' (or 'yapf==0.40.1')"))
-            else:
-                findings.append(CheckResult('yapf', 'FAIL',
-                                            "yapf %s with %s %s: Config.pretty_text/cfg.dump() raises "
-                                            "\"FormatCode() got an unexpected keyword argument 'verify'\" "
-                                            "(in a script that has not imported kradar_plugin, which drops "
-                                            "the argument with a warning)"
-                                            % (yapf, dist, versions[dist]),
-                                            "pip install 'yapf==0.40.1'"))
-    return findings[:1]
+        if dist == 'mmengine':
+            return [CheckResult('yapf', 'FAIL', 'yapf %s with mmengine %s: Config.pretty_text/cfg.dump() raises '
+                                '"SyntaxError: Failed to format the config file" (FormatCode() no longer takes '
+                                "verify=)" % (yapf, versions[dist]),
+                                "pip install 'mmengine>=0.8.5' (or 'yapf==0.40.1')")]
+        return [CheckResult('yapf', 'FAIL', "yapf %s with %s %s: Config.pretty_text/cfg.dump() raises "
+                            "\"FormatCode() got an unexpected keyword argument 'verify'\" (in a script that has not "
+                            "imported kradar_plugin, which drops the argument with a warning)"
+                            % (yapf, dist, versions[dist]), "pip install 'yapf==0.40.1'")]
+    return []
