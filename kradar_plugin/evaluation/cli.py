@@ -10,7 +10,7 @@ way: a ValueError naming the file, and the frame, field and value.
 import sys
 
 from ..loading import safe_load
-from .cli_args import build_parser, load_limits
+from .cli_args import build_parser, load_limits, user_groups
 from .protocols import BENCHMARKS, PROTOCOL_NAMES
 from .validation import check_side
 
@@ -24,7 +24,7 @@ def _evaluations(args):
     """(Evaluations, grouped results {protocol: groups} or None) as the arguments ask."""
     from .engine import fields_read, warm_up
     from ..progress import make_bar
-    from .validation import in_region
+    from .validation import check_columns, in_region
     overrides = {}
     if args.distance_edges is not None:
         overrides['distance_edges'] = tuple(args.distance_edges)
@@ -57,29 +57,41 @@ def _evaluations(args):
                          '--infos/--results')
     if args.bootstrap < 0:
         raise ValueError('--bootstrap must be >= 0, got {}'.format(args.bootstrap))
-    if args.kitti_dir:
-        return _evaluate_kitti(args, names, overrides, make_bar)
-    if not annos_mode:
+    if infos_mode:
         return _evaluate_results(args, names, overrides, make_bar)
-    _warn_label_version(args, [None])
+    if args.kitti_dir:   # K-Radar's prediction folder read into columns, frames paired by file name
+        from kradar_plugin.files.kitti_folders import read_folder
+        folder = read_folder(args.kitti_dir, progress=lambda n: make_bar(n, not args.no_progress))
+    else:
+        _warn_label_version(args, [None])
     fields = fields_read(names, args.iou_mode, args.eval_types, **overrides)
-    limits = load_limits(args)
-    gt, dt = read_checked(args.gt_annos, args.dt_annos, fields, meanwhile=lambda: warm_up(
-        names, args.iou_mode, args.eval_types, **overrides), trusted=args.trust_pickle, limits=limits,
-        export=args.export)
-    other = None
-    if args.compare_dt_annos:
-        other = read_checked(args.gt_annos, args.compare_dt_annos, fields, trusted=args.trust_pickle,
-                             limits=limits, export=args.export, what=('--gt-annos', '--compare-dt-annos'))[1]
+    limits = None if args.kitti_dir else load_limits(args)
+    other = conditions = None
+    if args.kitti_dir:   # conditions from its desc/ files; then evaluated as annotation pickles are
+        gt = check_columns('gt_annos', folder.gt[0], folder.gt[1], fields)
+        dt = check_columns('dt_annos', folder.dt[0], folder.dt[1], fields)
+        conditions = folder.conditions
+        _warn_label_version(args, [None])
+    else:
+        gt, dt = read_checked(args.gt_annos, args.dt_annos, fields, meanwhile=lambda: warm_up(
+            names, args.iou_mode, args.eval_types, **overrides), trusted=args.trust_pickle, limits=limits,
+            export=args.export)
+        if args.compare_dt_annos:
+            other = read_checked(args.gt_annos, args.compare_dt_annos, fields, trusted=args.trust_pickle,
+                                 limits=limits, export=args.export, what=('--gt-annos', '--compare-dt-annos'))[1]
     if args.benchmark or args.preset:
         region = overrides['pcd_limit_range']
         gt, dt = in_region(gt, region, args.azimuth_range), in_region(dt, region)
         other = in_region(other, region) if other is not None else None
-    conditions = None
     if args.conditions:
         from . import conditions as cond
-        conditions = cond.load(args.conditions, len(gt), trusted=args.trust_pickle, limits=limits)
-    return _evaluate_sides(args, names, overrides, gt, dt, conditions, other, make_bar)
+        conditions = cond.load(args.conditions, gt.n_frames, trusted=args.trust_pickle, limits=limits)
+    elif args.kitti_dir and args.bootstrap:
+        sys.stderr.write('kradar-eval: note: K-Radar\'s prediction folders name no sequence: --bootstrap resamples '
+                         'frames, not sequences (give --conditions with a sequence per frame for sequence '
+                         'intervals)\n')
+    return _evaluator(args, names, overrides).evaluate_gathered(
+        gt, dt, conditions, other, progress=lambda n: make_bar(n, not args.no_progress))
 
 
 def _apply_preset(args, overrides):
@@ -97,45 +109,15 @@ def _apply_preset(args, overrides):
 
 
 def _warn_label_version(args, versions):
-    """One ``kradar-eval: warning:`` line when the benchmark or preset needs other labels
-    (``label_versions``, ``presets.label_warning``)."""
-    from .label_versions import benchmark_label_warning
-    message = benchmark_label_warning(args.benchmark, versions)
-    if message is None and args.preset:
-        from .presets import label_warning
-        message = label_warning(args.preset, versions)
+    """One ``kradar-eval: warning:`` line when the benchmark or preset needs other labels."""
+    from .presets import label_warning
+    message = label_warning(args.preset, versions, args.benchmark)
     if message:
         sys.stderr.write('kradar-eval: warning: {}\n'.format(message))
 
 
-def _evaluate_kitti(args, names, overrides, make_bar):
-    """--kitti-dir: K-Radar's prediction folder read into columns (frames paired by file name), conditions
-    from its desc/ files, then evaluated as annotation pickles are (frames without GT dropped)."""
-    from kradar_plugin.files.kitti_folders import read_folder
-    from .engine import fields_read
-    from .validation import check_columns, in_region
-    folder = read_folder(args.kitti_dir, progress=lambda n: make_bar(n, not args.no_progress))
-    fields = fields_read(names, args.iou_mode, args.eval_types, **overrides)
-    gt = check_columns('gt_annos', folder.gt[0], folder.gt[1], fields)
-    dt = check_columns('dt_annos', folder.dt[0], folder.dt[1], fields)
-    if args.benchmark or args.preset:
-        gt = in_region(gt, overrides['pcd_limit_range'], args.azimuth_range)
-        dt = in_region(dt, overrides['pcd_limit_range'])
-    _warn_label_version(args, [None])
-    conditions = folder.conditions
-    if args.conditions:
-        from . import conditions as cond
-        conditions = cond.load(args.conditions, gt.n_frames, trusted=args.trust_pickle)
-    elif args.bootstrap:
-        sys.stderr.write('kradar-eval: note: K-Radar\'s prediction folders name no sequence: --bootstrap resamples '
-                         'frames, not sequences (give --conditions with a sequence per frame for sequence '
-                         'intervals)\n')
-    return _evaluate_sides(args, names, overrides, gt, dt, conditions, None, make_bar)
-
-
 def _evaluator(args, names, overrides):
     """The :class:`KRadarEvaluator` the arguments describe (the dataset evaluations use the same one)."""
-    from .cli_printed import user_groups
     from .evaluator import KRadarEvaluator
     settings = dict((k, v) for k, v in overrides.items() if k != 'pcd_limit_range')   # --benchmark's / preset's
     annotations = not (args.infos or args.results)
@@ -154,12 +136,6 @@ def _evaluator(args, names, overrides):
         evaluator.region_filtered = bool(args.benchmark or args.preset)
     args.evaluator = evaluator
     return evaluator
-
-
-def _evaluate_sides(args, names, overrides, gt, dt, rows, other, make_bar):
-    """Evaluations and grouped results of checked sides (see ``KRadarEvaluator.evaluate_gathered``)."""
-    return _evaluator(args, names, overrides).evaluate_gathered(
-        gt, dt, rows, other, progress=lambda n: make_bar(n, not args.no_progress))
 
 
 def _evaluate_results(args, names, overrides, make_bar):
@@ -272,8 +248,8 @@ def main(argv=None):
         if args.groups_only and not (args.group or args.groups):
             raise ValueError('--groups-only needs --group or --groups')
         if args.kradar_results:
-            from .cli_printed import run
-            return run(args)
+            from .cli_output import print_kradar_results
+            return print_kradar_results(args)
         if args.table == 'kradar' and args.protocol == 'all':
             raise ValueError("--table kradar prints one protocol's results (K-Radar's format names none): choose "
                              "--protocol")

@@ -131,3 +131,9 @@ def load_limits(args):
     """The :class:`safe_load.Limits` the arguments (or the settings) give."""
     return safe_load.Limits.from_settings(**dict(
         (field, getattr(args, 'load_' + field, None)) for field in safe_load.FLAGS))
+
+
+def user_groups(args):
+    """The ``groups`` value of ``--group`` and ``--groups`` (None when neither is given)."""
+    given = list(args.group or []) + ([args.groups] if args.groups else [])
+    return given or None

@@ -1,9 +1,20 @@
 """``kradar-eval``'s output: the text tables per confidence threshold (each protocol's own table, the compact
 table, the paper tables, K-Radar's printed format) and the ``--json`` file; moved out of ``cli`` so that the
-CLI stays a parser and a dispatcher."""
+CLI stays a parser and a dispatcher.
+
+``--kradar-results FILE [FILE ...]`` (:func:`print_kradar_results`) prints K-Radar's printed results
+(``complete_results.txt``, one or many: epochs x thresholds, labelled by their paths) as our paper tables and
+JSON (``printed_results``). With ``--infos`` (and optionally ``--kradar-root`` for other labels,
+``--preset``/``--benchmark`` for the region, ``--group``/``--groups`` for extra condition names) the GT counts
+per condition come from an evaluation of those infos, so K-Radar's 0.0 for a class without GT prints N/A;
+without them such values are marked ``(no GT?)``.
+"""
 import json
 import os
 import sys
+
+from . import printed_results as printed
+from .cli_args import user_groups
 
 
 def print_tables(args, evaluations, grouped):
@@ -17,8 +28,11 @@ def print_tables(args, evaluations, grouped):
     for n_t, threshold in enumerate(thresholds):
         evs = evaluator.evaluations_at[n_t] if several else evaluations
         groups_t = evaluator.groups_at[n_t] if several and evaluator.groups_at else grouped
-        if args.table == 'kradar':   # stdout holds K-Radar's complete_results.txt text alone
-            _write_kradar(evaluator, groups_t, threshold)
+        if args.table == 'kradar':   # stdout: K-Radar's complete_results.txt text alone (its scoring on stderr)
+            proto = evaluator.protocols[0]
+            sys.stdout.write(printed.kradar_text(groups_t[proto.name], evaluator.classes, proto.iou_thresholds,
+                                                 threshold))
+            sys.stderr.write('kradar-eval: note: --table kradar: {}\n'.format(evaluator.fingerprint(proto, threshold)))
             continue
         at = '' if not several else ', {}'.format(report.threshold_text(threshold).replace(
             'score >', 'detections with score >'))
@@ -42,16 +56,6 @@ def print_tables(args, evaluations, grouped):
                 sys.stdout.write(render(groups, args.classes, ev.ious, args.table, caption=caption))
                 if args.compare_dt_annos or args.compare_results:
                     sys.stdout.write(render(groups, args.classes, ev.ious, args.table, delta=True, caption=caption))
-
-
-def _write_kradar(evaluator, groups_t, threshold):
-    """``--table kradar``: the first protocol's groups at one threshold in K-Radar's format on stdout, its
-    scoring on stderr (K-Radar's format has no place for it)."""
-    from .printed_results import kradar_text
-    proto = evaluator.protocols[0]
-    groups = groups_t[proto.name]
-    sys.stdout.write(kradar_text(groups, evaluator.classes, proto.iou_thresholds, threshold))
-    sys.stderr.write('kradar-eval: note: --table kradar: {}\n'.format(evaluator.fingerprint(proto, threshold)))
 
 
 def _json_payload(args, evaluations, grouped, threshold):
@@ -160,3 +164,76 @@ class OneLineWarnings(object):
                     'pip install numba makes sets this large faster)'.format(n_frames))
         return ('numba is installed but did not work here, the evaluator ran as plain Python (same numbers): {}; '
                 'pip install --upgrade numba, or KRADAR_EVAL_NO_NUMBA=1 to choose plain Python'.format(mode()[1]))
+
+
+def _gt_counts(args, classes):
+    """``{group: {class: n}}`` of ``--infos`` (relabelled with ``--kradar-root``; the options' region, classes
+    and groups), from an evaluation of the infos with no detection; None without ``--infos``."""
+    if not args.infos:
+        return None
+    import numpy as np
+    from .evaluator import KRadarEvaluator
+    protocol = args.protocol if args.protocol not in (None, 'all') else (None if args.preset else 'kradar')
+    evaluator = KRadarEvaluator(
+        classes, protocol, ('bev', '3d'), benchmark=args.benchmark, preset=args.preset, grouped=True,
+        kradar_root=args.kradar_root, label_version=args.label_version, labels_dir=args.labels_dir,
+        only_r=args.only_r, groups=user_groups(args), groups_only=args.groups_only)
+    infos = KRadarEvaluator.load_infos(args.infos, '--infos', trusted=args.trust_pickle)
+    empty = {'boxes_3d': np.zeros((0, 7)), 'scores_3d': np.zeros(0), 'labels_3d': np.zeros(0, dtype=np.int64)}
+    evaluator.process(infos, [empty] * len(infos))
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')    # "no detections": none are meant; only the GT is counted here
+        evaluator.evaluate()
+    if not evaluator.groups:
+        raise ValueError('--infos {}: no conditions (road_type, capture_time, climate) to count GT by'.format(
+            args.infos))
+    args.evaluator = evaluator
+    return printed.gt_counts(evaluator.groups[evaluator.protocols[0].name])
+
+
+def print_kradar_results(args):
+    """``--kradar-results``: read, print the tables (default Markdown) and write ``--json``; returns the exit
+    status."""
+    from kradar_plugin.files.kradar_results import read_results
+    from .tables import render
+    other = [flag for flag, value in (('--gt-annos', args.gt_annos), ('--dt-annos', args.dt_annos),
+                                      ('--results', args.results), ('--kitti-dir', args.kitti_dir),
+                                      ('--compare-dt-annos', args.compare_dt_annos),
+                                      ('--compare-results', args.compare_results), ('--plot-dir', args.plot_dir),
+                                      ('--bootstrap', args.bootstrap), ('--conditions', args.conditions),
+                                      ('--score-threshold', args.score_threshold is not None)) if value]
+    if other:
+        raise ValueError('--kradar-results reads K-Radar\'s printed numbers: {} cannot apply to them (--infos '
+                         'gives GT counts)'.format(', '.join(other)))
+    if args.table == 'kradar':
+        raise ValueError('--kradar-results is already in K-Radar\'s format: choose --table markdown, latex or csv')
+    if (args.kradar_root or args.label_version) and not args.infos:
+        raise ValueError('--kradar-root/--label-version with --kradar-results need --infos (the evaluated frames)')
+    files = [read_results(path) for path in args.kradar_results]
+    for f in files:
+        for note in f.notes:
+            sys.stderr.write('kradar-eval: note: {}\n'.format(note))
+    classes = []
+    for f in files:
+        classes += [c for c in (printed.class_of(b.cls) for b in f.blocks) if c not in classes]
+    counts = _gt_counts(args, classes)
+    runs, marked = [], False
+    for f in files:
+        for conf in f.thresholds():
+            groups, cls, ious, unverified = printed.to_groups([b for b in f.blocks if b.conf_text == conf], counts)
+            kept = 'every detection' if conf == 'None' else 'detections with score > {}'.format(conf)
+            caption = "K-Radar's printed results {}, Conf thr {} ({}); K-Radar's file does not record its " \
+                      "evaluator, region or labels".format(f.path, conf, kept)
+            sys.stdout.write('=== {}, Conf thr {} ===\n'.format(f.path, conf))
+            sys.stdout.write(render(groups, cls, ious, args.table or 'markdown', caption=caption,
+                                    unverified=unverified))
+            marked = marked or bool(unverified)
+            runs.append({'file': f.path, 'conf_thr': conf, 'score_threshold': None if conf == 'None' else float(conf),
+                         'conditions': [printed.condition_of(g) for g in groups], 'classes': cls,
+                         'groups': groups, 'unverified_zero': sorted([g, k] for g, k in unverified)})
+    if marked:
+        sys.stdout.write(printed.NO_GT_NOTE + '\n')
+    if args.json:
+        write_json_file(args.json, {'source': 'kradar-results', 'runs': runs, 'gt_counts_from': args.infos or None})
+    return 0

@@ -103,7 +103,14 @@ class KRadarEvaluator(object):
         self.labels_dir = labels_dir
         self.only_r = bool(only_r)
         self.protocol_overrides = dict(protocol_overrides)
-        self.protocols = [self._build(p) for p in (protocol if isinstance(protocol, (list, tuple)) else [protocol])]
+        overrides = dict(protocol_overrides)
+        region = BENCHMARKS[benchmark]['pcd_limit_range'] if benchmark else self.pcd_limit_range
+        if region is not None:
+            overrides['pcd_limit_range'] = tuple(region)
+        if self.azi_limit_range is not None:
+            overrides['azimuth_range'] = self.azi_limit_range
+        self.protocols = [get_protocol(p, iou_mode=iou_mode, **overrides)
+                          for p in (protocol if isinstance(protocol, (list, tuple)) else [protocol])]
         from .groups import resolve
         self.user_groups, self.groups_only, self.group_notes = resolve(groups), bool(groups_only), []
         self.evaluations = []
@@ -115,15 +122,6 @@ class KRadarEvaluator(object):
         #: :meth:`fingerprint` and :meth:`flat_metrics`
         self.excluded = []
         self.reset()
-
-    def _build(self, protocol):
-        overrides = dict(self.protocol_overrides)
-        region = BENCHMARKS[self.benchmark]['pcd_limit_range'] if self.benchmark else self.pcd_limit_range
-        if region is not None:
-            overrides['pcd_limit_range'] = tuple(region)
-        if self.azi_limit_range is not None:
-            overrides['azimuth_range'] = self.azi_limit_range
-        return get_protocol(protocol, iou_mode=self.iou_mode, **overrides)
 
     # ---- detectron2's DatasetEvaluator ----
     def reset(self):
@@ -182,24 +180,14 @@ class KRadarEvaluator(object):
         """``infos`` with the GT this evaluator scores against: relabelled from ``kradar_root`` when given;
         warns once when the benchmark is defined on other labels than the infos record."""
         import warnings
-        from .label_versions import label_versions
+        from .label_versions import LabelVersionWarning, label_versions
+        from .presets import label_warning
         infos = self.relabelled(infos, 'the dataset\'s infos')
         self.label_versions = label_versions(infos)
-        message = self.label_warning(self.label_versions)
+        message = label_warning(self.preset, self.label_versions, self.benchmark)
         if message:
-            from .label_versions import LabelVersionWarning
             warnings.warn(message, LabelVersionWarning)
         return infos
-
-    def label_warning(self, versions):
-        """The one-line warning when the benchmark or preset is defined on other labels than ``versions``
-        (the versions the infos record), or None."""
-        from .label_versions import benchmark_label_warning
-        message = benchmark_label_warning(self.benchmark, versions)
-        if message is None and self.preset is not None:
-            from .presets import label_warning
-            message = label_warning(self.preset, versions)
-        return message
 
     def relabelled(self, infos, what):
         """``infos`` with K-Radar's ``label_version`` labels and conditions from ``kradar_root``
@@ -238,7 +226,8 @@ class KRadarEvaluator(object):
         self.group_error = None
         shared = len(inputs) == 1
         thresholds = list(self.score_thresholds)
-        grouped = self._grouped(rows, inputs[0][2])
+        grouped = (bool(self.grouped or self.bootstrap or self.user_groups) or rows is not None
+                   or inputs[0][2] is not None or self.score_thresholds != (None,))
         groups = {}
         groups_by_threshold = [{} for _ in thresholds]
         at = [[] for _ in thresholds]
@@ -262,7 +251,9 @@ class KRadarEvaluator(object):
                 from .groups import check
                 self.group_notes = check(self.user_groups, rows)
             try:
-                per_threshold = groups_at(tables, rows, thresholds, self._group_types(proto), self.bootstrap,
+                # group metrics carry the ``--json`` keys: 2D only where the protocol reports it
+                types = tuple(t for t in self.eval_types if t != 'bbox' or proto.bbox_2d == 'if_real')
+                per_threshold = groups_at(tables, rows, thresholds, types or self.eval_types, self.bootstrap,
                                           self.seed, self.user_groups, self.groups_only,
                                           progress(sides[0].frames.n_frames) if progress else None)
                 for n_t, one in enumerate(per_threshold):
@@ -279,11 +270,6 @@ class KRadarEvaluator(object):
         self.groups_at = [g or None for g in groups_by_threshold] if groups else None
         return self.evaluations, self.groups
 
-    def _grouped(self, rows, other):
-        return (bool(self.grouped) or rows is not None or other is not None or bool(self.bootstrap)
-                or bool(self.user_groups)
-                or self.score_threshold is not None or len(self.score_thresholds) > 1)
-
     def fingerprint(self, proto=None, score_threshold=None):
         """The one-line scoring statement (``report.fingerprint``) of ``proto`` (default: the first protocol)
         at ``score_threshold`` (default: the first), with the recorded label version and the preset."""
@@ -299,10 +285,6 @@ class KRadarEvaluator(object):
             preset = '{} with {}'.format(preset, ', '.join(self.preset_overrides))
         threshold = self.score_threshold if score_threshold is None else score_threshold
         return fingerprint(proto, self.classes, threshold, label, preset, self.region_filtered, self.excluded)
-
-    def _group_types(self, proto):
-        """Group metrics carry the ``--json`` keys: 2D only where the protocol reports it."""
-        return tuple(t for t in self.eval_types if t != 'bbox' or proto.bbox_2d == 'if_real') or self.eval_types
 
     def table(self, fmt='markdown', delta=False):
         """K-Radar's paper table (Total and the seven weathers; AP3D, APBEV, #GT) of the first protocol's

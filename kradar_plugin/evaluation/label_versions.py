@@ -22,15 +22,19 @@ def label_versions(infos):
     return sorted(seen, key=lambda v: (v is None, v or ''))
 
 
+def other_labels(versions, wanted):
+    """The recorded ``versions`` as text ('unknown version' for None) when one is not in ``wanted``, else None."""
+    versions = list(versions) or [None]
+    if all(v in wanted for v in versions):
+        return None
+    return ', '.join('unknown version' if v is None else v for v in versions)
+
+
 def benchmark_label_warning(benchmark, versions):
     """The one-line warning for ``benchmark`` on labels of ``versions``, or None when they fit. Only the v2
     benchmark warns: v1.0 labels are the v1 benchmark's and what most pipelines hold."""
-    if benchmark != 'v2':
+    named = other_labels(versions, BENCHMARK_LABELS['v2']) if benchmark == 'v2' else None
+    if named is None:
         return None
-    versions = list(versions) or [None]
-    wanted = BENCHMARK_LABELS['v2']
-    if all(v in wanted for v in versions):
-        return None
-    named = ', '.join('unknown version' if v is None else v for v in versions)
     return ('--benchmark v2 is defined on K-Radar\'s v2.0 labels, but these labels are {}: the numbers are not '
             'v2.0-benchmark numbers; {}'.format(named, HOW_TO))

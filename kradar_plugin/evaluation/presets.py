@@ -127,18 +127,19 @@ def _text(value):
     return '{:g}'.format(value) if isinstance(value, float) else str(value)
 
 
-def label_warning(preset, versions):
-    """A one-line warning when the GT's recorded label ``versions`` (None: unknown) are not those the preset
-    is defined on, or None. Only presets on the refined labels (v2.x) warn, as ``--benchmark v2`` does: v1.0
-    is what most pipelines hold, and unknown labels under a v1.0 preset are usually v1.0."""
-    from .label_versions import HOW_TO
+def label_warning(preset, versions, benchmark=None):
+    """A one-line warning when the GT's recorded label ``versions`` (None: unknown) are not those the
+    ``benchmark`` (``label_versions.benchmark_label_warning``) or else the preset (None: none) is defined on, or
+    None. Only presets on the refined labels (v2.x) warn, as ``--benchmark v2`` does: v1.0 is what most
+    pipelines hold, and unknown labels under a v1.0 preset are usually v1.0."""
+    from .label_versions import HOW_TO, benchmark_label_warning, other_labels
+    message = benchmark_label_warning(benchmark, versions)
+    if message is not None or preset is None:
+        return message
     preset = get_preset(preset)
-    if not any(v.startswith('v2') for v in preset.label_versions):
+    named = other_labels(versions, preset.label_versions)
+    if named is None or not any(v.startswith('v2') for v in preset.label_versions):
         return None
-    versions = list(versions) or [None]
-    if all(v in preset.label_versions for v in versions):
-        return None
-    named = ', '.join('unknown version' if v is None else v for v in versions)
     return ('preset {} is defined on K-Radar\'s {} labels, but these labels are {}: the numbers are not {} '
             'numbers; {}'.format(preset.name, '/'.join(preset.label_versions), named, preset.title,
                                  HOW_TO.replace('v2.0', preset.label_versions[0])))
