@@ -92,7 +92,7 @@ def json_metrics(ev):
 def _group(title, labels, width):
     """A header cell spanning ``len(labels)`` value cells of ``width`` characters."""
     span = len(labels) * (width + 1) - 1
-    return (' ' + title[:span].center(span)), ' ' + ' '.join('{:>{}}'.format(l, width) for l in labels)
+    return (' ' + title[:span].center(span)), ' ' + ' '.join('{:>{}}'.format(label, width) for label in labels)
 
 
 def compact_table(evaluations, width=7):
@@ -110,53 +110,36 @@ def compact_table(evaluations, width=7):
         ap = ev.ap[metric]
         return ap.mean(axis=0) if c == len(ev.classes) else ap[c]
 
-    groups = [(ev.protocol.name, ['{:g}'.format(v) for v in ev.ious], lambda t, ev=ev: t[0]) for ev in evaluations]
-    label = 'class / metric'
+    def head(spans):   # the two header lines: (title, labels) per column group
+        cells = [_group(title, labels, width) for title, labels in spans]
+        return ['{:<24s}'.format(text) + ''.join(' |' + cell[k] for cell in cells)
+                for k, text in enumerate(('', 'class / metric'))]
+
+    def row(cls, metric, tables):   # a row's label, then its value cells
+        return '{:<24s}'.format('{} {}'.format(cls, metric)[:24]) + cells(tables)
+
+    def cells(tables, fmt='{:>{}.2f}'):
+        return ''.join(' | ' + ' '.join(fmt.format(x, width) for x in t) for t in tables)
+
     lines = ['K-Radar AP (%), {} frames; columns: IoU threshold ({})'.format(
         first.n_frames, ', '.join('{}: {}'.format(ev.protocol.name, ev.columns[0]) for ev in evaluations))]
-    head1 = '{:<24s}'.format('')
-    head2 = '{:<24s}'.format(label)
-    for name, labels, _ in groups:
-        a, b = _group(name, labels, width)
-        head1 += ' |' + a
-        head2 += ' |' + b
     diff = len(evaluations) > 1 and same_ious
-    if diff:
-        a, b = _group('{} - {}'.format(evaluations[-1].protocol.name, first.protocol.name), ious, width)
-        head1 += ' |' + a
-        head2 += ' |' + b
-    lines += [head1, head2]
+    lines += head([(ev.protocol.name, ['{:g}'.format(v) for v in ev.ious]) for ev in evaluations] + (
+        [('{} - {}'.format(evaluations[-1].protocol.name, first.protocol.name), ious)] if diff else []))
     for c, cls in enumerate(classes):
         for metric in metrics:
-            row = '{:<24s}'.format('{} {}'.format(cls, metric)[:24])
-            values = []
-            for ev in evaluations:
-                v = table(ev, metric, c)[0]
-                values.append(v)
-                row += ' | ' + ' '.join('{:>{}.2f}'.format(x, width) for x in v)
-            if diff:
-                row += ' | ' + ' '.join('{:>+{}.2f}'.format(x, width) for x in values[-1] - values[0])
-            lines.append(row)
+            values = [table(ev, metric, c)[0] for ev in evaluations]
+            lines.append(row(cls, metric, values) + (cells([values[-1] - values[0]], '{:>+{}.2f}') if diff else ''))
     for ev in evaluations:
         if ev.protocol.difficulty != 'distance' or len(ev.columns) < 2:
             continue
         lines.append('')
         lines.append('{} by distance (AP %); column groups: distance bin, columns: IoU threshold'.format(
             ev.protocol.name))
-        head1 = '{:<24s}'.format('')
-        head2 = '{:<24s}'.format(label)
-        for b in ev.columns[1:]:
-            x, y = _group(b, ['{:g}'.format(v) for v in ev.ious], width)
-            head1 += ' |' + x
-            head2 += ' |' + y
-        lines += [head1, head2]
+        lines += head([(b, ['{:g}'.format(v) for v in ev.ious]) for b in ev.columns[1:]])
         for c, cls in enumerate(classes):
             for metric in metrics:
-                t = table(ev, metric, c)
-                row = '{:<24s}'.format('{} {}'.format(cls, metric)[:24])
-                for k in range(1, len(ev.columns)):
-                    row += ' | ' + ' '.join('{:>{}.2f}'.format(x, width) for x in t[k])
-                lines.append(row)
+                lines.append(row(cls, metric, table(ev, metric, c)[1:]))
     return '\n'.join(line.rstrip() for line in lines) + '\n'
 
 
@@ -164,15 +147,30 @@ def _safe(name):
     return re.sub(r'[^A-Za-z0-9_.-]+', '_', name)
 
 
-def save_pr_curves(ev, out_dir):
-    """One PNG per class, metric and IoU threshold (first column); returns the paths written.
-
-    Uses matplotlib's object API on the Agg canvas (imported here, not at module import), so no
-    pyplot figure is ever registered and nothing leaks between calls.
-    """
+def _figure(width):
+    """A figure on the Agg canvas: matplotlib's object API (imported here, not at module import), so no pyplot
+    figure is ever registered and nothing leaks between calls."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    fig = Figure(figsize=(width, 4))
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _save(fig, path, paths):
     from kradar_plugin.files.safe_write import open_for_write
+    with open_for_write(path) as f:    # never through a link planted at the name
+        fig.savefig(f, format='png', dpi=80)
+    fig.clf()
+    paths.append(path)
+
+
+def _axes(ax, xlabel):
+    ax.set(xlim=(0, 1.02), ylim=(0, 1.02), xlabel=xlabel, ylabel='precision')
+
+
+def save_pr_curves(ev, out_dir):
+    """One PNG per class, metric and IoU threshold (first column); returns the paths written."""
     if not os.path.isdir(out_dir):
         os.makedirs(out_dir)
     paths = []
@@ -180,28 +178,20 @@ def save_pr_curves(ev, out_dir):
         for metric in ev.metrics:
             for i, iou in enumerate(ev.ious):
                 curve = ev.curves[(metric, cls, 0, i)]
-                fig = Figure(figsize=(5, 4))
-                FigureCanvasAgg(fig)
+                fig = _figure(5)
                 ax = fig.add_subplot(1, 1, 1)
                 ax.plot(curve['threshold_recall'], curve['threshold_precision'], '.', ms=3, alpha=0.5,
                         label='operating points')
                 label = ('interpolated (R40)' if ev.protocol.interpolation == 'r40'
                          else '41-point array vs index/40 ({})'.format(ev.protocol.interpolation))
                 ax.plot(curve['recall'], curve['precision'], '-', label=label)
-                ax.set_xlim(0, 1.02)
-                ax.set_ylim(0, 1.02)
-                ax.set_xlabel('recall')
-                ax.set_ylabel('precision')
+                _axes(ax, 'recall')
                 ax.set_title('{} {} {}@{} AP={:.2f} ({})'.format(
                     ev.protocol.name, cls, metric, iou_key(iou), ev.ap[metric][ev.classes.index(cls), 0, i],
                     ev.columns[0]))
                 ax.legend(loc='lower left', fontsize=7)
-                path = os.path.join(out_dir, '{}_{}_{}_iou{}.png'.format(
-                    ev.protocol.name, _safe(cls), metric, iou_key(iou)))
-                with open_for_write(path) as f:    # never through a link planted at the name
-                    fig.savefig(f, format='png', dpi=80)
-                fig.clf()
-                paths.append(path)
+                _save(fig, os.path.join(out_dir, '{}_{}_{}_iou{}.png'.format(
+                    ev.protocol.name, _safe(cls), metric, iou_key(iou))), paths)
     return paths
 
 
@@ -210,16 +200,12 @@ def save_overviews(ev, out_dir, groups=None):
     per IoU threshold, first column) and, with condition ``groups`` (``grouped.groups_at``), a panel of
     AP3D / APBEV per weather at the first IoU threshold; ``<protocol>_<Class>_overview.png``. Returns the
     paths written."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-    from kradar_plugin.files.safe_write import open_for_write
     if not os.path.isdir(out_dir):
         os.makedirs(out_dir)
     paths = []
     panels = max(len(ev.metrics), 1) + (1 if groups else 0)
     for c, cls in enumerate(ev.classes):
-        fig = Figure(figsize=(4.2 * panels, 4))
-        FigureCanvasAgg(fig)
+        fig = _figure(4.2 * panels)
         if groups:
             from .plots import draw_condition_bars
             draw_condition_bars(fig.add_subplot(1, panels, panels), groups, cls, ev.ious[0])
@@ -231,18 +217,11 @@ def save_overviews(ev, out_dir, groups=None):
                         label='IoU {} AP {:.2f}'.format(iou_key(iou), ev.ap[metric][c, 0, i]))
                 ax.plot(curve['threshold_recall'], curve['threshold_precision'], '.', ms=2, alpha=0.3,
                         color=ax.lines[-1].get_color())
-            ax.set_xlim(0, 1.02)
-            ax.set_ylim(0, 1.02)
-            ax.set_xlabel(RECALL_AXES[ev.protocol.interpolation])
-            ax.set_ylabel('precision')
+            _axes(ax, RECALL_AXES[ev.protocol.interpolation])
             ax.set_title('{} {} ({})'.format(cls, metric, ev.columns[0]), fontsize=9)
             ax.legend(loc='lower left', fontsize=7)
         fig.suptitle('{} protocol, {} frames'.format(ev.protocol.name, ev.n_frames), fontsize=10)
-        path = os.path.join(out_dir, '{}_{}_overview.png'.format(ev.protocol.name, _safe(cls)))
-        with open_for_write(path) as f:    # never through a link planted at the name
-            fig.savefig(f, format='png', dpi=80)
-        fig.clf()
-        paths.append(path)
+        _save(fig, os.path.join(out_dir, '{}_{}_overview.png'.format(ev.protocol.name, _safe(cls))), paths)
     return paths
 
 

@@ -200,8 +200,8 @@ def convention_mismatch_message(in_use, recorded_version, source='the checkpoint
         return None
     return ('K-Radar evaluation reads the result boxes with box_convention={!r}, but {} records mmdet3d {}, '
             'whose LiDAR boxes follow {!r} (mmdet3d 1.0.0rc0 changed the camera<->LiDAR box conversion: the '
-            'LiDAR sizes are the camera sizes in another order and the yaw became -yaw - pi/2). If the model was trained under mmdet3d '
-            '{}, set box_convention={!r} (a dataset attribute/config key, evaluate(..., box_convention=...), '
-            'or KRadarEvaluator(..., box_convention=...)); read with the wrong convention, '
+            'LiDAR sizes are the camera sizes in another order and the yaw became -yaw - pi/2). If the model was '
+            'trained under mmdet3d {}, set box_convention={!r} (a dataset attribute/config key, evaluate(..., '
+            'box_convention=...), or KRadarEvaluator(..., box_convention=...)); read with the wrong convention, '
             'length and width swap and the yaw is mirrored, which costs tens of AP points.'.format(
                 in_use, source, recorded_version, recorded, recorded_version, recorded))
