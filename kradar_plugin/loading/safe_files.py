@@ -26,10 +26,6 @@ class ContentError(ValueError):
     """What is wrong with a file's content (the caller names the file)."""
 
 
-def _refuse(path, message):
-    raise ContentError(message)
-
-
 def npy_header(f, name):
     """(dtype, shape, fortran) of the .npy member ``name`` open in ``f``; ValueError for anything else."""
     magic = f.read(8)
@@ -59,29 +55,29 @@ def read_npz(path, limits):
         with zipfile.ZipFile(path) as z:
             infos = z.infolist()
             if len(infos) > MAX_MEMBERS:
-                _refuse(path, '{} members, more than {}'.format(len(infos), MAX_MEMBERS))
+                raise ContentError('{} members, more than {}'.format(len(infos), MAX_MEMBERS))
             for info in infos:
                 if not info.filename.endswith('.npy'):
-                    _refuse(path, 'member {!r} is not a .npy array'.format(info.filename))
+                    raise ContentError('member {!r} is not a .npy array'.format(info.filename))
                 with z.open(info) as f:
                     dtype, shape, _ = npy_header(f, info.filename)
                 n = 1
                 for d in shape:
                     n *= d
                     if d > limits.max_array_elements or n > limits.max_array_elements:
-                        _refuse(path, 'member {!r} of shape {} holds more than the limit of {:,} elements per '
-                                      'array (--max-array-elements raises it)'.format(
-                                          info.filename, shape, limits.max_array_elements))
+                        raise ContentError('member {!r} of shape {} holds more than the limit of {:,} elements '
+                                           'per array (--max-array-elements raises it)'.format(
+                                               info.filename, shape, limits.max_array_elements))
                 total += n
                 if total > limits.max_elements:
-                    _refuse(path, 'the arrays hold more than the limit of {:,} elements in all (--max-elements '
-                                  'raises it)'.format(limits.max_elements))
+                    raise ContentError('the arrays hold more than the limit of {:,} elements in all '
+                                       '(--max-elements raises it)'.format(limits.max_elements))
     except zipfile.BadZipfile as exc:
-        _refuse(path, 'not a readable .npz (zip) file ({})'.format(exc))
+        raise ContentError('not a readable .npz (zip) file ({})'.format(exc))
     except ContentError:
         raise
     except (ValueError, EOFError, struct.error) as exc:
-        _refuse(path, 'not a readable .npz file ({})'.format(exc))
+        raise ContentError('not a readable .npz file ({})'.format(exc))
     with np.load(path, allow_pickle=False) as npz:
         return dict((name, npz[name]) for name in npz.files)
 
@@ -112,15 +108,15 @@ def read_json(path, limits):
     try:
         text = raw.decode('utf-8-sig')
     except UnicodeDecodeError as exc:
-        _refuse(path, 'not UTF-8 text (byte 0x{:02x} at offset {})'.format(raw[exc.start], exc.start))
+        raise ContentError('not UTF-8 text (byte 0x{:02x} at offset {})'.format(raw[exc.start], exc.start))
     depth = _depth(text)
     if depth > safe_pickle.MAX_DEPTH:
-        _refuse(path, 'JSON nested {} deep, more than {}'.format(depth, safe_pickle.MAX_DEPTH))
+        raise ContentError('JSON nested {} deep, more than {}'.format(depth, safe_pickle.MAX_DEPTH))
     try:
         content = json.loads(text, parse_int=_bounded_int, parse_constant=_no_constant)
     except ValueError as exc:
-        _refuse(path, 'not valid JSON ({})'.format(' '.join(str(exc).split())))
+        raise ContentError('not valid JSON ({})'.format(' '.join(str(exc).split())))
     try:
         return safe_pickle.settle(content, limits.pickle_limits())
     except safe_pickle.RefusedPickleError as exc:
-        _refuse(path, str(exc))
+        raise ContentError(str(exc))

@@ -170,12 +170,10 @@ def _attempt(job, trusted, limits, child=False):
         return 'value', _about(what, path, 'the content is nested too deeply to read')
     except ValueError as exc:
         return 'value', _about(what, path, exc)
-    except Exception as exc:  # noqa: BLE001 - wrong content of any type is one line naming the file
-        if trusted:
+    except BaseException as exc:  # noqa: BLE001 - wrong content of any type is one line naming the file
+        if trusted or not isinstance(exc, Exception):     # a trusted pickle's error, or e.g. SystemExit: traceback
             return 'error', '{}: {}\n{}'.format(type(exc).__name__, exc, traceback.format_exc())
         return 'value', _about(what, path, 'unexpected content ({}: {})'.format(type(exc).__name__, exc))
-    except BaseException as exc:  # noqa: BLE001 - e.g. SystemExit from a trusted pickle
-        return 'error', '{}: {}\n{}'.format(type(exc).__name__, exc, traceback.format_exc())
 
 
 def _outcome(status, value, job, limits, where='in process'):
@@ -190,13 +188,10 @@ def _outcome(status, value, job, limits, where='in process'):
     raise RuntimeError('reading {} {} failed: {}'.format(named(what, path), where, value))
 
 
-# The child processes: one forked child per file, with an address-space and a time limit.
-
-
 def _fork_context(paths, trusted):
     """multiprocessing's fork context when children should read, else None. Untrusted files: always where
     fork exists; trusted ones as ``KRADAR_EVAL_LOAD_WORKERS`` says (auto: 4 MiB together, 2+ CPUs)."""
-    if not _platform_can_fork():
+    if not sys.platform.startswith('linux'):
         return None
     import multiprocessing
     if 'fork' not in multiprocessing.get_all_start_methods() or multiprocessing.current_process().daemon:
@@ -224,16 +219,11 @@ def _vm_bytes():
     return 0
 
 
-def _memory_budget(limits, size):
-    """Bytes a child may add to its address space: the limit, or 8x the file size when larger."""
-    return max(int(limits.memory_mb * (1 << 20)), 8 * size)
-
-
 def _limit_self(limits, size):
     """In the child: the address-space and time limits (never above a limit already set)."""
     import resource     # Unix only: children are forked on Linux alone
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    want = _vm_bytes() + _memory_budget(limits, size)
+    want = _vm_bytes() + max(int(limits.memory_mb * (1 << 20)), 8 * size)     # the limit, or 8x the file size
     if hard != resource.RLIM_INFINITY:
         want = min(want, hard)
     if soft == resource.RLIM_INFINITY or want < soft:
@@ -353,10 +343,6 @@ def _signal_name(number):
         return signal.Signals(number).name
     except ValueError:
         return 'signal {}'.format(number)
-
-
-def _platform_can_fork():
-    return sys.platform.startswith('linux')
 
 
 def read(jobs, meanwhile=None, trusted=False, limits=None):

@@ -83,10 +83,7 @@ class _Dtype(object):
         self.itemsize = self.size * 4 if self.kind == 'U' else self.size     # 'U5' holds 5 characters
         if self.kind in 'SU' and not 0 < self.itemsize <= MAX_ITEMSIZE:
             _refuse('numpy.dtype({!r}): item size out of range'.format(arg))
-        self.order = '|'
-        self.built = False
-        self._dtype = None
-        self._info = None
+        self.order, self.built, self._dtype, self._info = '|', False, None, None
 
     def __setstate__(self, state):
         if self.built:
@@ -101,9 +98,7 @@ class _Dtype(object):
             _refuse('numpy dtype state {!r}'.format(short_repr(state)))
         if self.kind in 'SU' and elsize != self.itemsize:
             _refuse('numpy dtype state: item size {} for {}{}'.format(elsize, self.kind, self.size))
-        self.order = order
-        self.built = True
-        self._dtype = self._info = None
+        self.order, self.built, self._dtype, self._info = order, True, None, None
 
     def dtype(self):
         if self._dtype is None:
@@ -136,11 +131,10 @@ def _reconstructor(arrays, ndarray):
     """``numpy.core.multiarray._reconstruct`` as :class:`SafeUnpickler` gives it: only numpy's own call
     ``_reconstruct(ndarray, (0,), b'b')``, which makes an empty :class:`_Array` (its state comes by BUILD)."""
     append = arrays.append
-    expected = (ndarray, (0,), b'b')
-    python_2 = (ndarray, (0,), 'b')
+    expected = ((ndarray, (0,), b'b'), (ndarray, (0,), 'b'))      # Python 3, Python 2
 
     def _reconstruct(*args):
-        if args != expected and args != python_2:
+        if args not in expected:
             _refuse('numpy _reconstruct{!r}: numpy pickles write _reconstruct(ndarray, (0,), b\'b\')'.format(
                 short_repr(args)))
         array = _Array()
@@ -228,10 +222,7 @@ def _rebuild(arrays, limit):
     copied once into one buffer (each array's bytes at an 8-byte-aligned offset) and each array is an
     ``ndarray`` of its checked shape and dtype over its own bytes of that buffer; an object array is made
     from its list of plain values. Each _Array then holds ``[ndarray, element count]``."""
-    shapes = {}
-    pending = []
-    chunks = []
-    offset = 0
+    shapes, pending, chunks, offset = {}, [], [], 0
     for array in arrays:
         if len(array) != 1:
             _refuse('an array without its state' if not array else 'an array given a state twice')
@@ -300,7 +291,6 @@ def _buffer(data):
     if type(data) is str:           # a Python 2 pickle's str, read as text
         return data.encode('latin-1')
     _refuse('array data of type {}: expected bytes'.format(type(data).__name__))
-
 
 
 def _described(value):

@@ -215,8 +215,7 @@ class _Settler(object):
         _refuse('a {} (not made by this loader)'.format(t.__name__))
 
     def container(self, x, t, depth):
-        key = id(x)
-        done = self.done
+        key, done = id(x), self.done
         hit = done.get(key)
         if hit is not None:
             if hit is _ACTIVE:
@@ -225,12 +224,7 @@ class _Settler(object):
         if depth > MAX_DEPTH:
             _refuse('containers nested more than {} deep'.format(MAX_DEPTH))
         done[key] = _ACTIVE
-        count = 1
-        limit = self.limit
-        value = self.value
-        container = self.container
-        deeper = depth + 1
-        new = x
+        count, limit, value, container, deeper, new = 1, self.limit, self.value, self.container, depth + 1, x
         if t is list:
             for i, v in enumerate(x):
                 tv = type(v)
@@ -239,13 +233,8 @@ class _Settler(object):
                     count += v[1]
                 elif tv is float:
                     count += 1
-                elif tv is dict or tv is list:
-                    w, c = container(v, tv, deeper)
-                    if w is not v:
-                        x[i] = w
-                    count += c
                 else:
-                    w, c = value(v, deeper)
+                    w, c = container(v, tv, deeper) if tv is dict or tv is list else value(v, deeper)
                     if w is not v:
                         x[i] = w
                     count += c
@@ -265,13 +254,8 @@ class _Settler(object):
                     count += 1 + len(v) // 8
                 elif tv is float or tv is bool:
                     count += 1
-                elif tv is dict or tv is list:
-                    w, c = container(v, tv, deeper)
-                    if w is not v:
-                        x[k] = w
-                    count += c
                 else:
-                    w, c = value(v, deeper)
+                    w, c = container(v, tv, deeper) if tv is dict or tv is list else value(v, deeper)
                     if w is not v:
                         x[k] = w
                     count += c
