@@ -38,7 +38,6 @@ class CheckpointLoadError(RuntimeError):
     """Too little of the model was loaded from the checkpoint."""
 
 
-# ------------------------------------------------------------------------------------------ reading
 def read_checkpoint(filename, map_location='cpu', logger=None, rank_tag=''):
     """The checkpoint object of ``filename`` (local path, or any URI mmcv's CheckpointLoader knows).
 
@@ -81,7 +80,6 @@ def describe_read_error(filename, exc):
         filename, ' ({} bytes)'.format(size) if size is not None else '', what, cause, fix)
 
 
-# ------------------------------------------------------------------------------------------ layout
 def _is_tensor_like(value):
     return hasattr(value, 'shape') and hasattr(value, 'dtype')
 
@@ -177,7 +175,6 @@ def prepare_state_dict(checkpoint, model_keys, filename='checkpoint', revise_key
     return state_dict, repairs
 
 
-# ------------------------------------------------------------------------------------------ report
 def model_entries(model):
     """OrderedDict name -> (shape, 'parameter'|'buffer') of what ``model.state_dict()`` holds (a module
     wrapper is looked through, as mmcv's load_state_dict does)."""
@@ -218,6 +215,11 @@ def _counter():
     return {'loaded': 0, 'total': 0, 'loaded_elements': 0, 'total_elements': 0}
 
 
+def _module_group(groups, key):
+    return groups.setdefault(_group(key), {'parameters': _counter(), 'buffers': _counter(), 'missing': 0,
+                                           'shape_mismatches': 0, 'unexpected': 0})
+
+
 def build_report(entries, checkpoint_shapes, filename, repairs=(), min_loaded=DEFAULT_MIN_LOADED):
     """The report (a JSON-able dict) of loading ``checkpoint_shapes`` ({key: shape}) into a model whose
     state dict is ``entries`` (see ``model_entries``)."""
@@ -225,11 +227,10 @@ def build_report(entries, checkpoint_shapes, filename, repairs=(), min_loaded=DE
     groups = OrderedDict()
     missing, mismatches = [], []
     for key, (shape, kind) in entries.items():
-        group = groups.setdefault(_group(key), {'parameters': _counter(), 'buffers': _counter(),
-                                                'missing': 0, 'shape_mismatches': 0, 'unexpected': 0})
+        group = _module_group(groups, key)
         numel = _numel(shape)
-        for counter in (params if kind == 'parameter' else buffers,
-                        group['parameters' if kind == 'parameter' else 'buffers']):
+        counters = (params, group['parameters']) if kind == 'parameter' else (buffers, group['buffers'])
+        for counter in counters:
             counter['total'] += 1
             counter['total_elements'] += numel
         if key not in checkpoint_shapes:
@@ -241,33 +242,20 @@ def build_report(entries, checkpoint_shapes, filename, repairs=(), min_loaded=DE
             mismatches.append({'key': key, 'model': list(shape), 'checkpoint': list(ck_shape)})
             group['shape_mismatches'] += 1
             continue
-        for counter in (params if kind == 'parameter' else buffers,
-                        group['parameters' if kind == 'parameter' else 'buffers']):
+        for counter in counters:
             counter['loaded'] += 1
             counter['loaded_elements'] += numel
-    ema = sorted(k for k in checkpoint_shapes if k not in entries and EMA_KEY.match(k))
+    ema = [k for k in checkpoint_shapes if k not in entries and EMA_KEY.match(k)]
     unexpected = [k for k in checkpoint_shapes if k not in entries and not EMA_KEY.match(k)]
     for key in unexpected:
-        group = groups.setdefault(_group(key), {'parameters': _counter(), 'buffers': _counter(),
-                                                'missing': 0, 'shape_mismatches': 0, 'unexpected': 0})
-        group['unexpected'] += 1
+        _module_group(groups, key)['unexpected'] += 1
     fraction = (params['loaded_elements'] / float(params['total_elements'])
                 if params['total_elements'] else 1.0)
     report = OrderedDict([
-        ('schema', SCHEMA_VERSION),
-        ('checkpoint', str(filename)),
-        ('loaded_fraction', fraction),
-        ('min_loaded', min_loaded),
-        ('ok', not (min_loaded and fraction < min_loaded)),
-        ('parameters', params),
-        ('buffers', buffers),
-        ('missing', missing),
-        ('shape_mismatches', mismatches),
-        ('unexpected', unexpected),
-        ('ema', {'keys': len(ema), 'evaluated': None}),
-        ('repairs', list(repairs)),
-        ('modules', groups),
-    ])
+        ('schema', SCHEMA_VERSION), ('checkpoint', str(filename)), ('loaded_fraction', fraction),
+        ('min_loaded', min_loaded), ('ok', not (min_loaded and fraction < min_loaded)), ('parameters', params),
+        ('buffers', buffers), ('missing', missing), ('shape_mismatches', mismatches), ('unexpected', unexpected),
+        ('ema', {'keys': len(ema), 'evaluated': None}), ('repairs', list(repairs)), ('modules', groups)])
     report['cause'] = likely_cause(report, entries, checkpoint_shapes) if fraction < 1.0 else None
     return report
 
@@ -281,12 +269,11 @@ def summary_line(report):
     """``loaded 100.0% of N parameters (...)`` - the line the log carries for every loaded checkpoint."""
     p, b = report['parameters'], report['buffers']
     extra = []
-    if report['shape_mismatches']:
-        extra.append('{} shape mismatch{}'.format(len(report['shape_mismatches']),
-                                                  'es' if len(report['shape_mismatches']) != 1 else ''))
-    if report['unexpected']:
-        extra.append('{} unexpected key{}'.format(len(report['unexpected']),
-                                                  's' if len(report['unexpected']) != 1 else ''))
+    mismatches, unexpected = len(report['shape_mismatches']), len(report['unexpected'])
+    if mismatches:
+        extra.append('{} shape mismatch{}'.format(mismatches, 'es' if mismatches != 1 else ''))
+    if unexpected:
+        extra.append('{} unexpected key{}'.format(unexpected, 's' if unexpected != 1 else ''))
     if report['ema']['keys']:
         extra.append('{} EMA entries'.format(report['ema']['keys']))
     return 'loaded {}% of {} parameters ({}/{} parameter tensors, {}/{} buffers) from {}{}'.format(
@@ -311,16 +298,10 @@ def module_lines(report, only_incomplete=True):
 
 
 def _problems(group):
-    parts = []
-    for key, label in (('missing', 'missing'), ('shape_mismatches', 'shape mismatches'),
-                       ('unexpected', 'unexpected in the checkpoint')):
-        if group[key]:
-            parts.append('{} {}'.format(group[key], label))
+    labels = (('missing', 'missing'), ('shape_mismatches', 'shape mismatches'),
+              ('unexpected', 'unexpected in the checkpoint'))
+    parts = ['{} {}'.format(group[key], label) for key, label in labels if group[key]]
     return ': ' + ', '.join(parts) if parts else ''
-
-
-def _strip_prefix(keys, prefix):
-    return [k[len(prefix):] for k in keys if k.startswith(prefix)]
 
 
 def _common_first_component(keys):
@@ -339,7 +320,7 @@ def likely_cause(report, entries, checkpoint_shapes):
     # a prefix on every checkpoint key the model lacks
     prefix = _common_first_component(unmatched_ck) if unmatched_ck else None
     if prefix:
-        stripped = _strip_prefix(unmatched_ck, prefix + '.')
+        stripped = [k[len(prefix) + 1:] for k in unmatched_ck if k.startswith(prefix + '.')]
         hits = sum(1 for k in stripped if k in model_keys)
         if hits >= max(1, len(stripped) // 2):
             return ("prefix: the checkpoint's keys carry the extra prefix '{}.' ({} of {} keys match the model "
@@ -395,7 +376,6 @@ def _preview(items, limit=_PREVIEW):
     return text + (', ... ({} in all)'.format(len(items)) if len(items) > limit else '')
 
 
-# ------------------------------------------------------------------------------------------ threshold
 def check_min_loaded(report, min_loaded, rank_tag=''):
     """Raise CheckpointLoadError when less than ``min_loaded`` of the parameter elements were loaded."""
     if not min_loaded or report['loaded_fraction'] >= min_loaded:

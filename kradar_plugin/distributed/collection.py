@@ -68,17 +68,13 @@ def check_rank_indices(rank_indices, size, collector=MMCV):
                ' (per-rank lengths {}): samples {} are never evaluated.').format(lengths, _preview(missing))
         raise CollectionError('result collection would return {} {} for {} samples{}'.format(
             len(order), results, size, why))
-    seen, dups = set(), []
-    for i in order:
-        if i in seen:
-            dups.append(i)
-        seen.add(i)
+    dups = _repeated(order)
     if dups:
         raise CollectionError(
             'padded duplicates survive the truncation to len(dataset)={}: samples {} would be evaluated '
             'twice and samples {} never (per-rank lengths {}). Padding must repeat samples only at the end '
-            'of the round-robin order.'.format(size, _preview(sorted(set(dups))),
-                                               _preview(sorted(set(range(size)) - seen)), lengths))
+            'of the round-robin order.'.format(size, _preview(dups), _preview(sorted(set(range(size)) - set(order))),
+                                               lengths))
     if order != list(range(size)):
         first = next(k for k, i in enumerate(order) if i != k)
         raise CollectionError(
@@ -117,15 +113,18 @@ def check_results(results, size, metric_name='the metric'):
             'predictions than inputs)'.format(metric_name, len(results), size))
     known = [i for i in (sample_index(r) for r in results) if i is not None]
     if len(set(known)) != len(known):
-        seen, dups = set(), []
-        for i in known:
-            if i in seen:
-                dups.append(i)
-            seen.add(i)
         raise CollectionError(
             '{} received the results of samples {} more than once (sample_idx); {} distinct samples of {}: '
             'the distributed sampler is not rank-aware or pads inside the dataset'.format(
-                metric_name, _preview(sorted(set(dups))), len(set(known)), size))
+                metric_name, _preview(_repeated(known)), len(set(known)), size))
+
+
+def _repeated(items):
+    """The sorted values that ``items`` holds more than once."""
+    seen, dups = set(), set()
+    for i in items:
+        (dups if i in seen else seen).add(i)
+    return sorted(dups)
 
 
 def _preview(items, limit=8):

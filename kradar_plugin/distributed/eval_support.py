@@ -7,20 +7,35 @@ import os.path as osp
 import sys
 
 from .collection import check_rank_indices
-from .failfast import notes_text, report_and_exit, traceback_shows_notes
+from .failfast import notes_text, process_group, report_and_exit, traceback_shows_notes
 
 RESULTS_DIR = 'eval_results'
 
 
 def dist_info():
     """(rank, world size); (0, 1) without an initialised process group."""
-    try:
-        import torch.distributed as dist
-        if dist.is_available() and dist.is_initialized():
-            return dist.get_rank(), dist.get_world_size()
-    except ImportError:
-        pass
-    return 0, 1
+    return process_group() or (0, 1)
+
+
+def broadcast(obj):
+    """rank 0's ``obj`` on every rank (one process: ``obj``)."""
+    if dist_info()[1] == 1:
+        return obj
+    import torch.distributed as dist
+    box = [obj]
+    dist.broadcast_object_list(box, src=0)
+    return box[0]
+
+
+def gather(obj):
+    """Every rank's ``obj``, in rank order (one process: ``[obj]``)."""
+    world = dist_info()[1]
+    if world == 1:
+        return [obj]
+    import torch.distributed as dist
+    out = [None] * world
+    dist.all_gather_object(out, obj)
+    return out
 
 
 def loader_indices(loader):
@@ -34,15 +49,7 @@ def loader_indices(loader):
 def check_collection(loader, collector):
     """Collective (every rank calls it): raise CollectionError if ``collector``'s collection ('mmcv' or
     'mmengine') of this loader's predictions would not be exactly the dataset in order."""
-    _, world = dist_info()
-    indices = loader_indices(loader)
-    if world > 1:
-        import torch.distributed as dist
-        gathered = [None] * world
-        dist.all_gather_object(gathered, indices)
-    else:
-        gathered = [indices]
-    check_rank_indices(gathered, len(loader.dataset), collector)
+    check_rank_indices(gather(loader_indices(loader)), len(loader.dataset), collector)
 
 
 def save_results(results, work_dir, tag):
@@ -63,8 +70,7 @@ def fail_fast(function, stage):
         try:
             return function(*args, **kwargs)
         except Exception as exc:
-            _, world = dist_info()
-            if world > 1:
+            if dist_info()[1] > 1:
                 report_and_exit(exc, stage)
             note = notes_text(exc)
             if note and not traceback_shows_notes(exc):   # else the traceback that follows prints it

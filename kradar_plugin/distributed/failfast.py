@@ -13,18 +13,20 @@ import time
 import traceback
 
 
-def rank_tag():
-    """``[rank R/W]`` from torch.distributed if initialised, else from the launcher's environment."""
-    rank, world = None, None
+def process_group():
+    """(rank, world size) of the initialised torch.distributed process group; None without one."""
     try:
         import torch.distributed as dist
         if dist.is_available() and dist.is_initialized():
-            rank, world = dist.get_rank(), dist.get_world_size()
+            return dist.get_rank(), dist.get_world_size()
     except ImportError:
         pass
-    if rank is None:
-        rank = int(os.environ.get('RANK', 0))
-        world = int(os.environ.get('WORLD_SIZE', 1))
+    return None
+
+
+def rank_tag():
+    """``[rank R/W]`` from torch.distributed if initialised, else from the launcher's environment."""
+    rank, world = process_group() or (int(os.environ.get('RANK', 0)), int(os.environ.get('WORLD_SIZE', 1)))
     return '[rank {}/{}]'.format(rank, world)
 
 
@@ -40,11 +42,9 @@ def add_note(exc, note):
     if hasattr(exc, 'add_note'):
         exc.add_note(note)
     else:
-        notes = getattr(exc, '__notes__', None)
-        if not isinstance(notes, list):
-            notes = []
-            exc.__notes__ = notes
-        notes.append(note)
+        if not isinstance(getattr(exc, '__notes__', None), list):
+            exc.__notes__ = []
+        exc.__notes__.append(note)
     return exc
 
 
@@ -177,12 +177,9 @@ def report_and_exit(exc, stage, extra=None, exit_code=1):
     tag = rank_tag()
     if is_peer_failure(exc):
         stage += ', after another rank failed'
-    lines = ['{} failed during {}: {}: {}'.format(tag, stage, type(exc).__name__, exc)]
-    text = tagged(_format_exc_with_notes(exc), tag)
-    if extra:
-        text += tagged(extra, tag)
+    text = tagged(_format_exc_with_notes(exc), tag) + (tagged(extra, tag) if extra else '')
     sys.stdout.flush()
-    sys.stderr.write('\n' + lines[0] + '\n' + text)
+    sys.stderr.write('\n{} failed during {}: {}: {}\n{}'.format(tag, stage, type(exc).__name__, exc, text))
     sys.stderr.flush()
     wait_if_peer_failure(exc)
     record_to_error_file(exc, extra)

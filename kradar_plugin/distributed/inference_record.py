@@ -62,8 +62,7 @@ def mismatch(expected, found):
     """Why a record's fingerprint is not this evaluation's ('' when it is)."""
     if not isinstance(found, dict):
         return 'the record has no fingerprint'
-    reasons = [_WHY.get(k, k + ' differs') for k in sorted(expected) if found.get(k) != expected[k]]
-    return ', '.join(reasons)
+    return ', '.join(_WHY.get(k, k + ' differs') for k in sorted(expected) if found.get(k) != expected[k])
 
 
 def encode(obj, leaf):
@@ -101,12 +100,7 @@ class RecordWriter(object):
 
     def __init__(self, directory, fp, rank, world, interval_samples=INTERVAL_SAMPLES, interval_s=INTERVAL_S,
                  clock=time.time):
-        if not osp.isdir(directory):
-            try:
-                os.makedirs(directory)
-            except OSError:
-                if not osp.isdir(directory):
-                    raise
+        os.makedirs(directory, exist_ok=True)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | getattr(os, 'O_NOFOLLOW', 0)
         name = 'rank{}of{}_{}_{}{}'.format(rank, world, os.getpid(), os.urandom(4).hex(), SUFFIX)
         self.path = osp.join(directory, name)
@@ -221,9 +215,7 @@ def read_records(directory, fp):
                 state.done[int(index)] = result
             for failure in chunk.get('failures', ()):
                 state.failures[int(failure.get('index', -1))] = failure
-    for index in list(state.failures):
-        if index in state.done:       # a later run inferred it
-            del state.failures[index]
+    state.failures = dict((i, f) for i, f in state.failures.items() if i not in state.done)   # a later run inferred it
     return state
 
 

@@ -16,6 +16,7 @@ through :meth:`InferenceSession.run_batch`. The session walks this rank's batche
 
 torch is imported inside the functions that build a DataLoader.
 """
+import itertools
 import sys
 import time
 import traceback
@@ -121,16 +122,9 @@ def plan(batches, done):
     """The loader's batches split into runs of recorded and of missing indices, in order."""
     groups = []
     for batch in batches:
-        run, run_done = [], None
-        for index in batch:
-            is_done = index in done
-            if run and is_done != run_done:
-                groups.append(Group(run, [done[i] for i in run] if run_done else None))
-                run = []
-            run.append(index)
-            run_done = is_done
-        if run:
-            groups.append(Group(run, [done[i] for i in run] if run_done else None))
+        for recorded, run in itertools.groupby(batch, lambda i: i in done):
+            run = list(run)
+            groups.append(Group(run, [done[i] for i in run] if recorded else None))
     return groups
 
 
@@ -170,21 +164,16 @@ class InferenceSession(object):
         self.decode = decode or (lambda r: r)
         self.sync = sync or (lambda: None)
         self.gather = gather or (lambda obj: [obj])
-        self.writer = None
-        self.busy = False
+        self.writer, self.busy, self.current, self.inferred, self.resumed = None, False, None, 0, 0
         self.previous, self.caught = None, False   # the SIGTERM handler this session replaced
-        self.current = None
         self.failures = []          # this rank's failed samples (dicts)
         self.excluded = []          # every rank's, after the loop (skip mode)
-        self.inferred = 0
-        self.resumed = 0
         self.limit = options.limit(len(self.dataset))
 
     def info(self, text, *args):
         if self.logger is not None and self.rank == 0:
             self.logger.info(text, *args)
 
-    # -- before the loop ---------------------------------------------------------------------------------
     def begin(self):
         """Read the records (every rank), then start this rank's record file. Collective."""
         state = records.RecordState()
@@ -217,7 +206,6 @@ class InferenceSession(object):
                                                self.options.interval_samples, self.options.interval_s)
         return self
 
-    # -- the loop --------------------------------------------------------------------------------------
     def batches(self, placeholder):
         """Yield, in sampler order, the loaded batch of each group to infer and ``placeholder(group)`` for
         recorded ones; ends by closing the record and (skip mode) sharing the failures. Collective at
@@ -407,7 +395,6 @@ class InferenceSession(object):
         if len(self.excluded) > self.limit:
             raise SkipLimitError(self.limit_message(self.excluded))
 
-    # -- after the full predictions file ----------------------------------------------------------------
     def complete(self, results_path):
         """The full predictions file is written (rank 0): the record says so."""
         if self.options.record:
@@ -436,9 +423,8 @@ def _barrier():
 def open_session(loader, work_dir, tag, model, options, logger=None):
     """The begun :class:`InferenceSession` of one evaluation (collective): its record is
     ``work_dir/eval_results/partial/<tag>/``, its fingerprint the evaluated weights, dataset and pipeline."""
-    from .eval_support import dist_info
+    from .eval_support import dist_info, gather
     from .result_codec import decode_result, encode_result, weights_digest
-    from .sweep.loop import gather
     rank, world = dist_info()
     dataset = loader.dataset
     fp = records.fingerprint(weights_digest(model), getattr(dataset, 'ann_file', ''), len(dataset),

@@ -26,16 +26,9 @@ class RunContext(object):
     """One run's state shared by our hooks, datasets and metrics (see the module docstring)."""
 
     def __init__(self):
-        self.checkpoint_meta = None
-        self.checked_loading = False
-        self.min_loaded = None
-        self.checkpoint_report = None
-        self.checkpoint_ema = {}
-        self.data_loaders = None
-        self.saved_results = None
-        self.results_tag = None
-        self.inference = (True, None, None)
-        self.session = None
+        self.checkpoint_meta = self.min_loaded = self.checkpoint_report = self.data_loaders = None
+        self.saved_results = self.results_tag = self.session = None
+        self.checked_loading, self.checkpoint_ema, self.inference = False, {}, (True, None, None)
 
     def take_saved_results(self):
         """The pickle saved for the evaluation running now, once (None afterwards or without a guard)."""

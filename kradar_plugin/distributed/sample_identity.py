@@ -79,14 +79,11 @@ def _info_of(dataset, index):
     infos = getattr(dataset, 'data_infos', None)
     if isinstance(infos, (list, tuple)) and 0 <= index < len(infos):
         return infos[index]
-    for name in ('get_data_info',):
-        getter = getattr(dataset, name, None)
-        if callable(getter):
-            try:
-                return getter(index)
-            except Exception:
-                return None
-    return None
+    getter = getattr(dataset, 'get_data_info', None)
+    try:
+        return getter(index) if callable(getter) else None
+    except Exception:
+        return None
 
 
 def _read_paths(dataset, index):

@@ -23,37 +23,15 @@ import time
 import traceback
 
 from . import plan as sweep_plan
-from ..eval_support import dist_info
+from ..eval_support import broadcast, dist_info, gather
+from ..failfast import notes_text, rank_tag
 from .plot import PLOT_FILE, plot_sweep
 from .record import SWEEP_FILE, SweepRecord
 from .summary import best_line, failure_lines, headline_keys, summarize, table
 
 
-def broadcast(obj):
-    """rank 0's ``obj`` on every rank (one process: ``obj``)."""
-    _, world = dist_info()
-    if world == 1:
-        return obj
-    import torch.distributed as dist
-    box = [obj]
-    dist.broadcast_object_list(box, src=0)
-    return box[0]
-
-
-def gather(obj):
-    """Every rank's ``obj``, in rank order (one process: ``[obj]``)."""
-    _, world = dist_info()
-    if world == 1:
-        return [obj]
-    import torch.distributed as dist
-    out = [None] * world
-    dist.all_gather_object(out, obj)
-    return out
-
-
 def error_text(exc):
     """``Type: message`` and the notes the guards attached (what to do with the saved predictions)."""
-    from ..failfast import notes_text
     text = '{}: {}'.format(type(exc).__name__, exc)
     notes = notes_text(exc)
     return text + ('\n' + notes if notes else '')
@@ -65,21 +43,16 @@ class CheckpointSweep(object):
 
     def __init__(self, request, work_dir, logger=None, sleep=time.sleep, clock=time.time, resume=False,
                  evaluation=None):
-        self.request = request
+        self.request, self.work_dir, self.logger = request, work_dir or '.', logger
+        self.sleep, self.clock = sleep, clock
         # resume: a relaunched list skips the checkpoints sweep.json holds as evaluated (same file, same
         # ``evaluation``: datasets and pipelines, JSON-able); a half-done one continues from its partial record
         self.resume, self.evaluation = bool(resume), evaluation
-        self.clock = clock
-        self.work_dir = work_dir or '.'
-        self.logger = logger
-        self.sleep = sleep
         self.rank = dist_info()[0]
         path = osp.join(self.work_dir, SWEEP_FILE)
         # a watcher keeps its record across restarts; a list of checkpoints starts a new one
         self.record = SweepRecord.load(path) if ((request.watch or resume) and self.rank == 0) else SweepRecord(path)
-        self.outcome = None
-        self.summary = None
-        self.stopped_early = None
+        self.outcome = self.summary = self.stopped_early = None
 
     def info(self, text):
         if self.rank != 0:
@@ -122,8 +95,7 @@ class CheckpointSweep(object):
         if self.rank == 0:
             watcher = sweep_plan.Watcher(self.request.watch, self.request.watch_idle_s, self.request.final_epoch,
                                          done=lambda path, state: self.record.is_done(path, state, self.evaluation),
-                                         clock=self.clock,
-                                         settle_s=self.request.watch_poll_s)
+                                         clock=self.clock, settle_s=self.request.watch_poll_s)
             skipped = len(self.record.ok)
             self.info('kradar_plugin sweep: watching {} (every {:.0f} s; stop after {:.0f} s idle{}){}'.format(
                 self.request.watch, self.request.watch_poll_s, self.request.watch_idle_s,
@@ -157,7 +129,7 @@ class CheckpointSweep(object):
         try:
             loaded = load(path) or {}
         except Exception as exc:
-            error = '{} {}'.format(_rank_tag(), error_text(exc))
+            error = '{} {}'.format(rank_tag(), error_text(exc))
         errors = [e for e in gather(error) if e]
         if errors:
             self._record(path, 'failed', epoch, state, stage='load', error=errors[0], seconds=time.time() - start)
@@ -173,8 +145,7 @@ class CheckpointSweep(object):
             eval_error = error_text(exc)
             if self.rank == 0:
                 traceback.print_exc()
-        outcome = broadcast((eval_error, metrics) if self.rank == 0 else None)
-        eval_error, metrics = outcome
+        eval_error, metrics = broadcast((eval_error, metrics) if self.rank == 0 else None)
         results = osp.join(osp.abspath(self.work_dir), 'eval_results', 'results_{}.pkl'.format(tag))
         entry = self._record(path, 'failed' if eval_error else 'ok', epoch, state, metrics=metrics,
                              stage='evaluate' if eval_error else None, error=eval_error,
@@ -240,8 +211,3 @@ def _planned(specs):
         return sweep_plan.expand(specs)
     except ValueError as exc:
         return 'kradar_plugin sweep: {}'.format(exc)
-
-
-def _rank_tag():
-    from ..failfast import rank_tag
-    return rank_tag()

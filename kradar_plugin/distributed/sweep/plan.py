@@ -42,13 +42,11 @@ class SweepRequest(object):
 
     def __init__(self, checkpoints=(), watch=None, watch_idle_s=None, watch_poll_s=None, final_epoch=None,
                  eval_key=None, stop_on_error=False):
-        self.checkpoints = list(checkpoints)
-        self.watch = watch or None
+        self.checkpoints, self.watch, self.eval_key = list(checkpoints), watch or None, eval_key or None
         self.watch_idle_s = runner_options.check('eval_watch_idle', watch_idle_s)
         self.watch_poll_s = runner_options.check('eval_watch_poll', watch_poll_s)
         self.final_epoch = None if final_epoch in (None, '') else runner_options.check('eval_final_epoch',
                                                                                         final_epoch)
-        self.eval_key = eval_key or None
         self.stop_on_error = bool(stop_on_error)
         if self.checkpoints and self.watch:
             raise ValueError('a sweep takes either a list of checkpoints or a directory to watch, not both')
@@ -58,9 +56,7 @@ class SweepRequest(object):
         return bool(self.checkpoints or self.watch)
 
     def as_dict(self):
-        return dict(checkpoints=self.checkpoints, watch=self.watch, watch_idle_s=self.watch_idle_s,
-                    watch_poll_s=self.watch_poll_s, final_epoch=self.final_epoch, eval_key=self.eval_key,
-                    stop_on_error=self.stop_on_error)
+        return dict((field, getattr(self, field)) for field in FIELDS)
 
     def __repr__(self):
         return 'SweepRequest({})'.format(', '.join('{}={!r}'.format(k, v) for k, v in sorted(self.as_dict().items())))
@@ -162,17 +158,12 @@ class Watcher(object):
     def __init__(self, watch, idle_s, final_epoch=None, done=None, clock=None, list_files=None,
                  settle_s=runner_options.OPTION['eval_watch_poll'].default):
         import time
-        self.wall_clock = time.time
-        self.settle_s = settle_s
-        self.watch = watch
-        self.idle_s = idle_s
-        self.final_epoch = final_epoch
+        self.wall_clock, self.settle_s, self.watch, self.idle_s, self.final_epoch = (time.time, settle_s, watch,
+                                                                                     idle_s, final_epoch)
         self.done = done or (lambda path, state: False)
         self.clock = clock or time.time
         self.list_files = list_files or (lambda: watched_files(watch))
-        self.seen = {}
-        self.last_progress = self.clock()
-        self.final_done = False
+        self.seen, self.last_progress, self.final_done = {}, self.clock(), False
 
     def mark_done(self, path):
         """A checkpoint was evaluated (or failed): the idle time restarts; the final epoch ends the watch."""

@@ -82,9 +82,7 @@ class SweepRecord(object):
         """Write the record atomically to its path; returns the path."""
         if not self.path:
             return None
-        directory = osp.dirname(osp.abspath(self.path))
-        if not osp.isdir(directory):
-            os.makedirs(directory)
+        os.makedirs(osp.dirname(osp.abspath(self.path)), exist_ok=True)
         tmp = self.path + '.tmp'
         with open(tmp, 'w') as f:
             json.dump(self.to_dict(summary, request), f, indent=2, sort_keys=False)

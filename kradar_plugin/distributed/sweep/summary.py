@@ -36,17 +36,9 @@ def headline_keys(metrics):
             echo.setdefault('{} {}'.format(m.group('cls'), m.group('kind')), key)
     found = ours or echo
     if found:  # per class: BEV, then 3D
-        classes = []
-        for name in found:
-            cls = name.rsplit(' ', 1)[0]
-            if cls not in classes:
-                classes.append(cls)
-        ordered = collections.OrderedDict()
-        for cls in classes:
-            for kind in ('BEV', '3D'):
-                if '{} {}'.format(cls, kind) in found:
-                    ordered['{} {}'.format(cls, kind)] = found['{} {}'.format(cls, kind)]
-        return ordered
+        classes = collections.OrderedDict((name.rsplit(' ', 1)[0], None) for name in found)
+        return collections.OrderedDict((name, found[name]) for cls in classes
+                                       for name in (cls + ' BEV', cls + ' 3D') if name in found)
     numeric = [k for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
     return collections.OrderedDict((k, k) for k in numeric[:FALLBACK_COLUMNS])
 
