@@ -25,8 +25,6 @@ import numpy as np
 PROTOCOL = 4
 _NEWOBJ = copyreg.__newobj__
 _EMPTY = (np.ndarray, (0,), 'b')       # numpy's _reconstruct(ndarray, (0,), b'b') as ndarray.__new__ arguments
-_GETITEM = operator.getitem
-_NO_INDEX = ()
 
 
 def array_reducer():
@@ -52,7 +50,7 @@ def array_reducer():
 
 def _reduce_scalar(value):
     """``getitem(0-d array, ())``: the scalar rebuilt by indexing, so no scalar class is named."""
-    return _GETITEM, (np.asarray(value), _NO_INDEX)
+    return operator.getitem, (np.asarray(value), ())
 
 
 def _scalar_types():

@@ -60,9 +60,7 @@ class Quirks(object):
     """Counts of each quirk (:data:`KINDS`) and its first :data:`KEEP` places ('<seq>/<file>:<line>')."""
 
     def __init__(self):
-        self.counts = collections.OrderedDict()
-        self.places = {}
-        self.detail = {}
+        self.counts, self.places, self.detail = collections.OrderedDict(), {}, {}
 
     def add(self, kind, place, count=1):
         if kind not in KINDS:
