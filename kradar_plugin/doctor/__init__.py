@@ -11,15 +11,13 @@ from ..facts.result import CheckResult  # a namedtuple, stdlib only
 __all__ = ['CheckResult']
 
 
-def run_checks(assume=None, config=None, train_script=None, compile_test=False, quick=False, probes=None,
-               checkpoint=None, probe_model=False):
+def run_checks(*args, **kwargs):
     """Run every check; see kradar_plugin.doctor.checks.run_checks."""
-    from .checks import run_checks as _run_checks
-    return _run_checks(assume=assume, config=config, train_script=train_script, compile_test=compile_test,
-                       quick=quick, probes=probes, checkpoint=checkpoint, probe_model=probe_model)
+    from .checks import run_checks
+    return run_checks(*args, **kwargs)
 
 
-def format_report(results, statuses=None, color=False):
+def format_report(*args, **kwargs):
     """Human-readable report; see kradar_plugin.doctor.report.format_report."""
-    from .report import format_report as _format_report
-    return _format_report(results, statuses=statuses, color=color)
+    from .report import format_report
+    return format_report(*args, **kwargs)

@@ -1,10 +1,8 @@
 """The checks, one row each, and their runner: probe (or assume) the facts, judge every check, one result each.
 
-A row names its check, the facts it needs, its judge (doctor/rules, one module per check family) and the facts
-shown on its OK line. The runner (``evaluate``) answers for a check whose need is missing (SKIP '<need> not
-installed', or the reason the row gives), names whatever the judge found after the check, and writes the OK
-line when it found nothing. The version facts the judges apply live in kradar_plugin.facts; the fact names are
-declared in fact_names.py.
+A row names its check, the facts it needs, its judge (doctor/rules) and the facts shown on its OK line. The
+runner (``evaluate``) answers SKIP for a check whose need is missing, names what the judge found after the
+check, and writes the OK line when it found nothing. The fact names are declared in fact_names.py.
 """
 import collections
 
@@ -122,18 +120,18 @@ def collect_facts(assume=None, config=None, train_script=None, compile_test=Fals
         if 'gpus' in cfg:
             cfg['gpus-for-run'] = cfg.pop('gpus')
         live.update(cfg)
-        if quick:
-            live['loader-probe-skipped'] = 'not in --quick (builds the datasets and loaders in 2 processes)'
-        elif 'pitfalls' not in live and 'loader-probe-error' not in live:
-            from .probes.loader_probe import run_loader_probe
-            start = None
-            if train_script:  # a script that leaves the start method alone gets mmcv init_dist's 'spawn'
-                from .probes.script_facts import script_facts
-                start = None if script_facts(train_script).get('sets-start-method') else 'spawn'
-            live.update(run_loader_probe(config, probe_model=probe_model, start_method=start))
+    sfacts = None
     if train_script:
         from .probes.script_facts import script_facts
         sfacts = script_facts(train_script)
+    if config and quick:
+        live['loader-probe-skipped'] = 'not in --quick (builds the datasets and loaders in 2 processes)'
+    elif config and 'pitfalls' not in live and 'loader-probe-error' not in live:
+        from .probes.loader_probe import run_loader_probe
+        # a script that leaves the start method alone gets mmcv init_dist's 'spawn'
+        start = 'spawn' if sfacts and not sfacts['sets-start-method'] else None
+        live.update(run_loader_probe(config, probe_model=probe_model, start_method=start))
+    if sfacts:
         live['script-facts'] = sfacts
         if sfacts.get('sharing-strategy'):
             live['sharing-strategy'] = sfacts['sharing-strategy']

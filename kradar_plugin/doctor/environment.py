@@ -114,11 +114,8 @@ def merge(live, assumed):
     facts = dict(live)
     assumed = dict(assumed)
     forks = assumed.pop('providers', {})
-    for key in assumed:
-        for group in GROUPS:
-            if key in group:
-                for member in group:
-                    facts.pop(member, None)
+    for member in [m for group in GROUPS if set(group) & set(assumed) for m in group]:
+        facts.pop(member, None)
     # an assumed package replaces the live one's provider and owners (mmcv-full's group: the mmcv package)
     replaced = set(assumed) | (set(('mmcv', 'mmcv-full', 'mmcv-lite')) if set(assumed) & set(GROUPS[1]) else set())
     providers = dict((k, v) for k, v in (facts.get('providers') or {}).items() if k not in replaced)

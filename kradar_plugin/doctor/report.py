@@ -33,9 +33,8 @@ def format_report(results, statuses=None, color=False):
 
 
 def counts(results):
-    out = dict((s, 0) for s in STATUSES)
-    for r in results:
-        out[r.status] = out.get(r.status, 0) + 1
+    out = dict.fromkeys(STATUSES, 0)
+    out.update(collections.Counter(r.status for r in results))
     return out
 
 

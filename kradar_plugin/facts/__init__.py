@@ -1,14 +1,10 @@
 """The one table of version facts shared by kradar-doctor, the numba gate and compat, one module per family.
 
-Every number here comes from /work/shared/reference/rotate-iou.md and environment.md (numba CHANGE_LOG and
-``numba/__init__.py`` at each tag, numba issues #6041/#6607/#8715/#10188, mmdet/mmdet3d ``__init__.py``
-asserts, mmcv PR #2944, mmengine PR #1365), from NVIDIA's CUDA release notes (driver table), or from the
-public sources named next to each OpenMMLab fact (git tags of open-mmlab/mmdetection3d, mmengine and mmcv; the
-published mmdet/mmsegmentation/mmengine wheels; numpy's own ``__init__.py`` at each release).
-Each module holds data first, then small functions that read it; a ``*_findings`` function returns a list of
-``CheckResult`` (``result.py``) named after the doctor check it belongs to, and imports nothing.
-Numpy-only, Python 3.7 syntax: ``kradar_plugin.ops`` imports this package. ``facts.X`` works for every name
-below, whichever module holds it.
+Sources: /work/shared/reference/rotate-iou.md and environment.md (numba's CHANGE_LOG and issues, mmdet/mmdet3d
+``__init__.py`` asserts, mmcv PR #2944, mmengine PR #1365), NVIDIA's CUDA release notes, and the public sources
+named next to each fact. Each module holds data, then small functions that read it; a ``*_findings`` function
+returns a list of ``CheckResult`` (``result.py``) named after its doctor check. Numpy-only, Python 3.7 syntax
+(``kradar_plugin.ops`` imports this package); ``facts.X`` works for every name below.
 """
 from .box_convention import MMDET3D_FIRST_MMENGINE, box_convention_findings
 from .cuda import CUDA_MIN_DRIVER, TORCH_CUDA_MAX_CC, driver_max_cuda, torch_cuda_max_cc

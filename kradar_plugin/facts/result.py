@@ -1,12 +1,7 @@
-"""The one result type of the version facts and the doctor: a named check, its status, a one-line reason
-and, when not OK, the fix.
-
-The version facts' ``*_findings`` return it (also read by the rotated-IoU backend choice), and so do the
-distributed pitfalls (``doctor/pitfalls``) and the eval-only preflight; the doctor's runner
-(``doctor/checks.py``) makes one of each ``Finding`` its judges return. Where a result must leave the
-process as text (the loader probe's JSON line, ``--json``), ``to_dict``/``from_dict`` are the one way to
-serialize it; pickling (e.g. ``all_gather_object``) works on the object itself. Stdlib only: importing it
-costs nothing. It lives with the version facts, below the core that reads them.
+"""The one result type of the version facts, the doctor, the distributed pitfalls and the eval-only preflight:
+a named check, its status, a one-line reason and, when not OK, the fix. ``to_dict``/``from_dict`` are the one
+way to serialize it as text (``--json``, the loader probe's output line); pickling works on the object itself.
+Stdlib only; it lives with the version facts, below the core that reads them.
 """
 import collections
 

@@ -1,22 +1,14 @@
-"""The distributed-training pitfalls, judged on the real data loaders (and the model, when asked).
+"""The distributed-training pitfalls, judged on the real data loaders (and the model, when asked), by
+``kradar-doctor --config`` (``probes/loader_probe``) and the eval-only preflight
+(``kradar_plugin.adapters.mmcv1.preflight``). One module per check: ``judge_*`` functions are pure and return
+one ``CheckResult`` with the fix, ``probe_*`` functions measure one fact on a live object; torch is imported
+inside them, so importing this package stays cheap. ``P.judge_sampler(...)`` & co. reach every public name.
 
-Shared by ``kradar-doctor --config`` (``loader_probe`` builds the loaders in a real 2-process gloo group) and
-the eval-only preflight (``kradar_plugin.adapters.mmcv1.preflight``, on the job's own loaders before the first
-evaluation). One module per check; in each, ``judge_*`` functions are pure and return one ``CheckResult``
-(OK/WARN/FAIL with the fix) and ``probe_*`` functions measure one fact on a live object. torch is imported
-inside the functions that need it, so importing this package stays cheap.
-
-Checks (names as in the report) and their modules:
-
-- ``sampler`` (sampler.py): every rank must draw its own share of the dataset.
-- ``worker-pickle`` (pickling.py): what spawn/forkserver workers receive must pickle.
-- ``worker-cuda`` / ``import-cuda`` (worker_cuda.py): no CUDA in DataLoader workers or at import.
-- ``ddp-inplace-view`` (ddp_view.py): torch 1.10's DDP returns its outputs as views.
-- ``unused-params`` (unused_params.py): parameters without a gradient vs ``find_unused_parameters``.
-- ``leftovers`` (leftovers.py): processes, daemons and /dev/shm segments of earlier runs.
-- ``shm-batch`` (shm.py): /dev/shm against the batches the workers keep in flight.
-
-``from kradar_plugin.doctor import pitfalls as P; P.judge_sampler(...)`` reaches every public name.
+- ``sampler``: every rank draws its own share; ``worker-pickle`` (pickling.py): what spawn/forkserver
+  workers receive pickles; ``worker-cuda`` / ``import-cuda`` (worker_cuda.py): no CUDA in workers or at
+  import; ``ddp-inplace-view`` (ddp_view.py): torch 1.10's DDP outputs are views; ``unused-params``:
+  parameters without a gradient vs ``find_unused_parameters``; ``leftovers``: processes, daemons and
+  /dev/shm segments of earlier runs; ``shm-batch`` (shm.py): /dev/shm against the batches in flight.
 """
 from .ddp_view import judge_ddp_view
 from .leftovers import judge_leftovers, own_process_tree, probe_leftovers

@@ -32,12 +32,8 @@ def own_process_tree(proc='/proc', pid=None):
     """This process, its ancestors, and every descendant of its top-most ancestor that is part of the same
     job (the launcher's children: the other ranks and their workers)."""
     pid = pid or os.getpid()
-    stats = {}
-    for entry in os.listdir(proc):
-        if entry.isdigit():
-            st = _proc_stat(proc, entry)
-            if st:
-                stats[int(entry)] = st
+    stats = dict((int(e), _proc_stat(proc, e)) for e in os.listdir(proc) if e.isdigit())
+    stats = dict((p, st) for p, st in stats.items() if st)
     ancestors = []
     current = pid
     while current in stats and current not in ancestors and current > 1:

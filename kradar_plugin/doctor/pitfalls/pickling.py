@@ -77,11 +77,9 @@ def _children(obj):
 def _pickle_error(obj):
     try:
         pickled_size(obj)
-        return None
-    except RecursionError as exc:
+    except Exception as exc:  # noqa: BLE001 - any pickling failure (RecursionError too) is the finding
         return exc
-    except Exception as exc:  # noqa: BLE001 - any pickling failure is the finding
-        return exc
+    return None
 
 
 def where_defined(obj):

@@ -108,10 +108,7 @@ def judge_sampler(name, rank_draws, dataset_size, sampler_text, batch_size=1):
     if infinite:
         share = max(1, -(-dataset_size // world))
         heads = [d[:share] for d in rank_draws]
-        union = set()
-        for d in heads:
-            union.update(d)
-        shared = sum(len(d) for d in heads) - len(union)
+        shared = sum(len(d) for d in heads) - len(set().union(*heads))
         if heads[0] and all(h == heads[0] for h in heads[1:]) or shared > world - 1:
             return CheckResult('sampler', 'FAIL', '%s: %s is not rank-aware: over the first %d draws of its '
                                'endless stream the ranks share %d of %d indices (every rank sees the whole '

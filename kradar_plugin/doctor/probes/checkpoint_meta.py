@@ -27,9 +27,6 @@ META_KEYS = ('mmdet3d_version', 'mmdet_version', 'mmseg_version', 'mmcv_version'
 class Opaque(object):
     """Stands for any non-container object in the checkpoint; accepts any construction, keeps nothing."""
 
-    def __new__(cls, *args, **kwargs):
-        return object.__new__(cls)
-
     def __init__(self, *args, **kwargs):
         pass
 

@@ -53,13 +53,12 @@ def probe_cuda_toolkit(conda=None):
 
 def probe_libnvvm():
     """Path of a libNVVM that numba can load, or None (numba's NvvmSupportError in pip-only envs)."""
+    homes = cuda_home_candidates()
     dirs = [os.path.join(sys.prefix, 'lib'), os.path.join(sys.prefix, 'nvvm', 'lib64')]
-    dirs += [os.path.join(h, 'nvvm', 'lib64') for h in cuda_home_candidates()]
-    dirs += [os.path.join(h, 'nvvm', 'lib') for h in cuda_home_candidates()]
-    dirs += [os.path.join(h, sub) for h in cuda_home_candidates() for sub in ('lib', 'lib64')]  # CUDA >= 13
+    dirs += [os.path.join(h, 'nvvm', sub) for sub in ('lib64', 'lib') for h in homes]
+    dirs += [os.path.join(h, sub) for h in homes for sub in ('lib', 'lib64')]  # CUDA >= 13
     dirs += [d for d in os.environ.get('LD_LIBRARY_PATH', '').split(os.pathsep) if d]
-    for site in sys.path:
-        dirs.append(os.path.join(site, 'nvidia', 'cuda_nvcc', 'nvvm', 'lib64'))
+    dirs += [os.path.join(site, 'nvidia', 'cuda_nvcc', 'nvvm', 'lib64') for site in sys.path]
     for d in dirs:
         hits = sorted(glob.glob(os.path.join(d, 'libnvvm.so*')) + glob.glob(os.path.join(d, 'nvvm*.dll')))
         if hits:

@@ -1,19 +1,21 @@
 """``gather``: every live fact, from the probes of this package, as one {fact: value} dict."""
+import platform
+
 from ...facts.versions import normalize_name
+from ..pitfalls.shm import shm_space
 from .cuda import probe_cuda_toolkit, probe_driver, probe_gpu_count, probe_libnvvm
 from .framework import framework_probe, loaded_framework_facts
 from .imports import IMPORT_MODULES, import_probe
 from .openmmlab import probe_installed_ranges, probe_mmcv_ext_file
-from .packages import (conda_meta_dir, fork_facts, probe_conda_packages, probe_distributions, probe_providers,
-                       probe_python)
-from .system import probe_nccl_env, probe_nofile, probe_shm, probe_shm_free, probe_shm_managers
+from .packages import conda_meta_dir, fork_facts, probe_conda_packages, probe_distributions, probe_providers
+from .system import probe_nccl_env, probe_nofile, probe_shm_managers
 
 
 def gather(quick=False, skip=()):
     """All live facts as {key: value}. ``skip``: fact groups that --assume replaces (not probed)."""
     dists = probe_distributions()
     conda = probe_conda_packages()
-    facts = {'python': probe_python(), 'conda': bool(conda_meta_dir())}
+    facts = {'python': platform.python_version(), 'conda': bool(conda_meta_dir())}
     for name, version in dists.items():
         facts[normalize_name(name)] = version
     facts.update(fork_facts(dists, probe_providers()))  # onedl-mmcv & co: judged as the package they replace
@@ -25,8 +27,7 @@ def gather(quick=False, skip=()):
         facts['libnvvm'] = probe_libnvvm()
     facts['driver'] = probe_driver()
     facts['gpus'] = probe_gpu_count()
-    facts['shm'] = probe_shm()
-    facts['shm-free'] = probe_shm_free()
+    facts['shm'], facts['shm-free'] = shm_space()
     facts['nofile'] = probe_nofile()
     facts['shm-managers'] = probe_shm_managers()
     facts['nccl-env'] = probe_nccl_env()

@@ -1,18 +1,10 @@
-"""``kradar-doctor --config``: build the config's datasets and data loaders the way a multi-process training
-job does -- in a real ``world_size``-process gloo group on this machine, through the framework's own
-``build_dataset``/``build_dataloader`` -- and judge the distributed pitfalls (``pitfalls``) on them.
-
-The loaders are built as the training function builds them: mmdet3d's ``train_detector`` when mmdet3d is
-importable (what our ``tools/train.py`` and mmdet3d's use), mmdet's otherwise, looked up at call time so a
-project that replaces the framework's builder is judged with its own; ``mp_start_method`` is applied as
-mmdet's/mmdet3d's ``tools/train.py`` do. With ``probe_model`` rank 0 also builds the model and runs one
-CPU forward/backward on one training batch. The CUDA tracer is installed before the config's modules are
-imported, so CUDA touched at import time is seen too.
-
-The workers' start method is the config's ``mp_start_method`` (default 'fork'), as mmdet's/mmdet3d's
-``tools/train.py`` set it (``setup_multi_processes``) before ``init_dist``; a train script that does not
-set it gets 'spawn' from mmcv's ``init_dist`` (``start_method='spawn'`` here; the doctor passes it for a
-``--train-script`` without ``setup_multi_processes``/``set_start_method``).
+"""``kradar-doctor --config``: build the config's datasets and loaders as a multi-process training job does --
+in a real ``world_size``-process gloo group, through the framework's own ``build_dataset``/``build_dataloader``
+(mmdet3d's ``train_detector`` flow when mmdet3d imports, mmdet's otherwise, looked up at call time) -- and
+judge the distributed pitfalls (``pitfalls``) on them. With ``probe_model`` rank 0 also runs one CPU
+forward/backward of the model on one training batch. The CUDA tracer is in before the config's modules are
+imported. The workers' start method is the config's ``mp_start_method`` (default 'fork'), as mmdet's
+``tools/train.py`` sets it; a train script that does not gets mmcv ``init_dist``'s 'spawn' (``start_method``).
 
     python -m kradar_plugin.doctor.probes.loader_probe CONFIG --rank R --world-size W --port P [--probe-model]
 
@@ -59,11 +51,8 @@ def run_loader_probe(config, world_size=DEFAULT_WORLD, probe_model=False, python
         for rank in range(world_size):
             out = tempfile.TemporaryFile(mode='w+')
             cmd = [python or sys.executable, '-m', 'kradar_plugin.doctor.probes.loader_probe', osp.abspath(config),
-                   '--rank', str(rank), '--world-size', str(world_size), '--port', str(port)]
-            if probe_model:
-                cmd.append('--probe-model')
-            if start_method:
-                cmd += ['--start-method', start_method]
+                   '--rank', str(rank), '--world-size', str(world_size), '--port', str(port)] + \
+                ['--probe-model'] * bool(probe_model) + (['--start-method', start_method] if start_method else [])
             procs.append(subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=cwd, env=env,
                                           universal_newlines=True))
             outputs.append(out)
@@ -89,10 +78,9 @@ def run_loader_probe(config, world_size=DEFAULT_WORLD, probe_model=False, python
             found = json.loads(line[len(MARK):])
             found['pitfalls'] = [CheckResult.from_dict(d) for d in found['pitfalls']]
             return found
-    failed = [(r, c) for r, c in enumerate(codes) if c != 0] or [(0, codes[0])]
-    rank = failed[0][0]
-    tail = [l for l in texts[rank].splitlines() if l.strip()]
-    errors = [l for l in tail if 'Error' in l or 'error' in l]
+    rank = next((r for r, c in enumerate(codes) if c != 0), 0)
+    tail = [line for line in texts[rank].splitlines() if line.strip()]
+    errors = [line for line in tail if 'Error' in line or 'error' in line]
     return {'loader-probe-error': 'rank %d exited with %s: %s' % (rank, codes[rank], (errors or tail or
                                                                                   ['no output'])[-1][:400])}
 

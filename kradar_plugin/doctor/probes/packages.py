@@ -3,10 +3,10 @@ import glob
 import io
 import json
 import os
-import platform
 import sys
 
-from ...facts.versions import normalize_name, parse_version
+from ...facts.openmmlab import openmmlab_generation
+from ...facts.versions import normalize_name
 
 DISTRIBUTIONS = ('numba', 'numpy', 'torch', 'mmcv', 'mmcv-full', 'mmcv-lite', 'mmdet', 'mmdet3d', 'mmseg',
                  'mmengine', 'yapf', 'numba-cuda')
@@ -61,11 +61,8 @@ def probe_distributions(names=DISTRIBUTIONS):
     """{name: installed version or None} from package metadata (nothing is imported)."""
     found = {}
     for name in names:
-        found[name] = None
-        for dist in DISTRIBUTION_NAMES.get(name, (name,)):
-            found[name] = metadata_version(dist)
-            if found[name]:
-                break
+        versions = (metadata_version(dist) for dist in DISTRIBUTION_NAMES.get(name, (name,)))
+        found[name] = next((v for v in versions if v), None)
     return found
 
 
@@ -127,21 +124,12 @@ def fork_facts(versions, providers):
             continue
         name, version = forks[0]
         if package == 'mmcv':
-            fact = 'mmcv' if _at_least(version, '2.0.0rc0') else 'mmcv-full'
+            fact = 'mmcv' if openmmlab_generation('mmcv', version) == 2 else 'mmcv-full'
         facts[fact] = version
         named[fact] = name
     facts['providers'] = named
     facts['package-owners'] = owners
     return facts
-
-
-def _at_least(version, minimum):
-    v = parse_version(version)
-    return v is not None and v >= minimum
-
-
-def probe_python():
-    return platform.python_version()
 
 
 def conda_meta_dir(prefix=None):

@@ -10,18 +10,9 @@ LOCAL_RANK_OPTIONS = ('--local_rank', '--local-rank')
 
 
 def _strings(node):
-    return [n.value if hasattr(n, 'value') and isinstance(getattr(n, 'value'), str) else n.s
-            for n in ast.walk(node) if (isinstance(n, ast.Constant) and isinstance(n.value, str))
-            or (n.__class__.__name__ == 'Str')]
-
-
-def _call_name(node):
-    func = node.func
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    if isinstance(func, ast.Name):
-        return func.id
-    return None
+    """The string constants in ``node`` (ast.Str on Python 3.7, ast.Constant later)."""
+    return [n.s if n.__class__.__name__ == 'Str' else n.value for n in ast.walk(node)
+            if n.__class__.__name__ == 'Str' or (isinstance(n, ast.Constant) and isinstance(n.value, str))]
 
 
 def script_facts(path):
@@ -42,7 +33,7 @@ def script_facts(path):
     declares, reads_env, known_args, strategy, start_method = set(), False, False, None, False
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
-            name = _call_name(node)
+            name = getattr(node.func, 'attr', None) or getattr(node.func, 'id', None)
             if name == 'add_argument':
                 for arg in node.args:
                     for s in _strings(arg):

@@ -2,25 +2,14 @@
 import glob
 import os
 
+from ..pitfalls.shm import shm_space
+from ..rules.nccl import ASYNC, BLOCKING
 from .files import read_text
 
 
 def probe_shm(path='/dev/shm'):
     """Total bytes of the shared-memory filesystem DataLoader workers use (None when it is missing)."""
-    try:
-        st = os.statvfs(path)
-    except (OSError, AttributeError):
-        return None
-    return st.f_frsize * st.f_blocks
-
-
-def probe_shm_free(path='/dev/shm'):
-    """Free bytes of the shared-memory filesystem (None when it is missing)."""
-    try:
-        st = os.statvfs(path)
-    except (OSError, AttributeError):
-        return None
-    return st.f_frsize * st.f_bavail
+    return shm_space(path)[0]
 
 
 def probe_nofile():
@@ -37,18 +26,11 @@ SHM_MANAGER_COMM = 'torch_shm_manager'[:15]  # the kernel keeps 15 characters of
 
 def probe_shm_managers(proc='/proc'):
     """Number of running torch_shm_manager processes (leaked by the file_system sharing strategy)."""
-    count = 0
-    for comm in glob.glob(os.path.join(proc, '[0-9]*', 'comm')):
-        if (read_text(comm) or '').strip() == SHM_MANAGER_COMM:
-            count += 1
-    return count
-
-
-NCCL_ERROR_VARIABLES = ('TORCH_NCCL_ASYNC_ERROR_HANDLING', 'NCCL_ASYNC_ERROR_HANDLING', 'TORCH_NCCL_BLOCKING_WAIT',
-                        'NCCL_BLOCKING_WAIT')
+    return sum(1 for comm in glob.glob(os.path.join(proc, '[0-9]*', 'comm'))
+               if (read_text(comm) or '').strip() == SHM_MANAGER_COMM)
 
 
 def probe_nccl_env(environ=None):
     """{name: value} of the NCCL error-handling variables set in this environment."""
     environ = os.environ if environ is None else environ
-    return dict((k, environ[k]) for k in NCCL_ERROR_VARIABLES if k in environ)
+    return dict((k, environ[k]) for k in ASYNC + BLOCKING if k in environ)

@@ -1,26 +1,13 @@
-"""Judges: pure functions of a facts dict, one per check. No probing, no imports of the frameworks.
+"""Judges: pure functions of a facts dict, one per check; no probing, no framework imports.
 
-A judge runs only when the facts its check needs are there (the row in ``doctor/checks.py`` names them; the
-runner answers "numba not installed" for it) and returns what it found, without the check's name: nothing
-(None or [], the check passed and the runner writes its OK line), one ``Finding`` (status, reason, fix; e.g.
-a SKIP with the reason why the check does not apply) or a list of them; the version facts' ``*_findings``
-(kradar_plugin.facts, shared with the rotated-IoU backend choice) and the pitfalls' CheckResults are
-returned as they are. The facts a judge may read are declared in ``doctor/fact_names.py``. One module per
-check family:
-
-- numba.py: numba-python, numba-numpy, numba-cuda, numba-driver, libnvvm, cuda-compile
-- mmcv.py: mmcv-full, mmcv-wheel, mmcv-torch (and the mmcv builds that checks need: ``mmcv_version``,
-  ``full_build``, ``full_build_2x``)
-- openmmlab.py: mmcv-range, openmmlab-mix, mmdet3d-numpy, mmengine-torch, yapf, package-owners
-- imports.py: imports, probe
-- numpy_base.py: numpy-base
-- gpu.py: torch-gpu (and ``has_gpu``)
-- system.py: shm, sharing-strategy
-- launch.py: local-rank, dist-timeout
-- nccl.py: nccl-failfast
-- checkpoint.py: box-convention
-- dist_pitfalls.py: sampler, worker-pickle, worker-cuda, import-cuda, ddp-inplace-view, unused-params,
-  shm-batch, leftovers
+A judge runs only when its check's needs are met (its row in ``doctor/checks.py``) and returns what it found,
+without the check's name: nothing (passed: the runner writes the OK line), one ``Finding`` (e.g. a SKIP saying
+why the check does not apply), a list of them, or the CheckResults of the version facts' ``*_findings`` and of
+the pitfalls as they are. The facts it may read are declared in ``doctor/fact_names.py``. One module per check
+family: numba (numba-*, libnvvm, cuda-compile), mmcv (mmcv-full, mmcv-wheel, mmcv-torch and the mmcv builds
+the needs use), openmmlab (mmcv-range, openmmlab-mix, mmdet3d-numpy, mmengine-torch, yapf, package-owners),
+imports (imports, probe), numpy_base, gpu (torch-gpu, ``has_gpu``), system (shm, sharing-strategy), launch
+(local-rank, dist-timeout), nccl (nccl-failfast), checkpoint (box-convention), dist_pitfalls (the rest).
 """
 from .checkpoint import box_convention
 from .dist_pitfalls import ddp_inplace_view, leftovers, pitfall, shm_batch
