@@ -163,11 +163,10 @@ def run_checks(assume=None, config=None, train_script=None, compile_test=False, 
                checkpoint=None, probe_model=False):
     """Run every check: a list of CheckResult(name, status, reason, fix), status OK/SKIP/WARN/FAIL.
 
-    assume: 'k=v,...' or a dict of planned versions (judged without importing them); config: an mmcv config
-    path; train_script: a training script to parse; compile_test: compile a numba.cuda kernel in a subprocess;
-    quick: no subprocess and no new heavy import; probes: {fact: value} replacing live probe results
-    (tests inject /dev/shm size, GPUs, driver this way); checkpoint: a checkpoint whose meta names the mmdet3d
-    it was trained with (read without torch); probe_model: with a config, also one CPU forward/backward of
-    the model on one training batch (parameters without gradient vs find_unused_parameters)."""
+    assume: 'k=v,...' or a dict of planned versions (not imported); config: an mmcv config path;
+    train_script: a training script to parse; compile_test: compile a numba.cuda kernel in a subprocess;
+    quick: no subprocess and no new heavy import; probes: {fact: value} replacing live probe results (tests
+    inject /dev/shm size, GPUs, driver this way); checkpoint: read its meta's mmdet3d (without torch);
+    probe_model: with a config, one CPU forward/backward of the model (vs find_unused_parameters)."""
     return evaluate(collect_facts(assume, config, train_script, compile_test, quick, probes, checkpoint,
                                   probe_model))

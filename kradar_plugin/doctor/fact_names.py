@@ -1,9 +1,8 @@
 """The declared set of facts: every key the probes, the inputs (--config, --train-script, --checkpoint,
---assume) and ``environment.derive`` put into the facts dict, and that the checks' needs and judges may read.
-
-One row per fact: its name, where it comes from, and what it means. Versions are strings ('1.10.0+cu113'),
-None when the package is not installed. tests/doctor/test_fact_names.py checks that every key a need or a
-judge reads and every key the probes and inputs produce is declared here, and that nothing declared is unused.
+--assume) and ``environment.derive`` put into the facts dict, and that the checks' needs and judges may read:
+its name, where it comes from, what it means (versions are strings, None when not installed).
+tests/doctor/test_fact_names.py checks that every key read or produced is declared and nothing declared is
+unused.
 """
 import collections
 

@@ -3,13 +3,9 @@ from .versions import BOX_CONVENTION_CHANGED_IN, mmdet3d_box_convention
 from .result import CheckResult
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Box conventions (kradar_plugin.facts.versions.mmdet3d_box_convention): mmdet3d 1.0.0rc0 changed LiDAR box
-# sizes (w, l, h) -> (l, w, h) and the yaw mapping to camera (-yaw - pi/2). mmdet3d's tools/train.py writes
-# ``mmdet3d_version`` into checkpoint_config.meta (v0.17.3, v1.0.0rc6), so checkpoint['meta'] carries it; an
-# mmengine runner (mmdet3d >= 1.1.0rc0, whose tools/train.py builds mmengine's Runner) writes
-# ``mmengine_version`` instead (mmengine 0.10.7 Runner.save_checkpoint) and no mmdet3d version.
-# ---------------------------------------------------------------------------------------------------------
+# The conventions: versions.mmdet3d_box_convention. mmdet3d's tools/train.py writes ``mmdet3d_version`` into
+# checkpoint_config.meta (v0.17.3, v1.0.0rc6), so checkpoint['meta'] carries it; an mmengine runner (mmdet3d >=
+# 1.1.0rc0) writes ``mmengine_version`` instead (mmengine 0.10.7 Runner.save_checkpoint) and no mmdet3d version.
 MMDET3D_FIRST_MMENGINE = '1.1.0rc0'
 
 

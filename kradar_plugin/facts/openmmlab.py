@@ -124,10 +124,8 @@ def openmmlab_generation(package, version):
         return 1
     if package == 'mmcv-lite':
         return 2
-    for name, first in OPENMMLAB_SECOND_GENERATION:
-        if name == package:
-            return 2 if v >= first else 1
-    return None
+    first = dict(OPENMMLAB_SECOND_GENERATION).get(package)
+    return None if first is None else (2 if v >= first else 1)
 
 
 def generation_mix_findings(versions):

@@ -1,9 +1,6 @@
-"""Check ``ddp-inplace-view``: torch 1.10's DDP returns its outputs as views.
-
-torch 1.10.x runs DDP outputs through ``_DDPSink``, which returns views when ``find_unused_parameters=True``
-(or ``static_graph``): an in-place op on an output fails with "Output 0 of ... is a view and is being
-modified inplace" (pytorch#61982; fixed in 1.11 by pytorch#66015).
-"""
+"""Check ``ddp-inplace-view``: torch 1.10.x runs DDP outputs through ``_DDPSink``, which returns views with
+``find_unused_parameters=True`` (or ``static_graph``): an in-place op on one fails with "Output 0 of ... is a
+view and is being modified inplace" (pytorch#61982; fixed in 1.11 by pytorch#66015)."""
 import re
 
 from ...facts.result import CheckResult

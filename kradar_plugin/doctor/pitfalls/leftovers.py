@@ -34,8 +34,7 @@ def own_process_tree(proc='/proc', pid=None):
     pid = pid or os.getpid()
     stats = dict((int(e), _proc_stat(proc, e)) for e in os.listdir(proc) if e.isdigit())
     stats = dict((p, st) for p, st in stats.items() if st)
-    ancestors = []
-    current = pid
+    ancestors, current = [], pid
     while current in stats and current not in ancestors and current > 1:
         ancestors.append(current)
         current = stats[current]['ppid']
@@ -91,16 +90,13 @@ def probe_leftovers(proc='/proc', shm_dir='/dev/shm', exclude=None):
     segments = []
     for name in sorted(os.listdir(shm_dir)) if os.path.isdir(shm_dir) else ():
         match = re.match(r'torch_(\d+)_', name)
-        if not match:
-            continue
-        creator = int(match.group(1))
-        if os.path.exists(os.path.join(proc, str(creator))):
+        creator = int(match.group(1)) if match else None
+        if creator is None or os.path.exists(os.path.join(proc, str(creator))):
             continue
         try:
-            size = os.path.getsize(os.path.join(shm_dir, name))
+            segments.append({'name': name, 'bytes': os.path.getsize(os.path.join(shm_dir, name)), 'pid': creator})
         except OSError:
             continue
-        segments.append({'name': name, 'bytes': size, 'pid': creator})
     return {'processes': processes, 'shm-managers': managers, 'shm-segments': segments}
 
 

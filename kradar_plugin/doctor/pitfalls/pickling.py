@@ -1,9 +1,6 @@
-"""Check ``worker-pickle``: what spawn/forkserver DataLoader workers receive must pickle.
-
-With ``num_workers > 0`` and the spawn/forkserver start method the dataset (with its pipeline),
-``collate_fn`` and ``worker_init_fn`` are pickled into each worker; a lambda or local function anywhere in
-them fails there. The path of the first unpicklable object is named.
-"""
+"""Check ``worker-pickle``: with ``num_workers > 0`` and the spawn/forkserver start method the dataset (with
+its pipeline), ``collate_fn`` and ``worker_init_fn`` are pickled into each worker; a lambda or local function
+anywhere in them fails there. The path of the first unpicklable object is named."""
 import functools
 import pickle
 import sys
@@ -87,9 +84,7 @@ def where_defined(obj):
     code = getattr(obj, '__code__', None)
     if code is None:
         code = getattr(getattr(obj, '__call__', None), '__code__', None) if not isinstance(obj, type) else None
-    if code is None:
-        return ''
-    return '%s:%d' % (code.co_filename, code.co_firstlineno)
+    return '%s:%d' % (code.co_filename, code.co_firstlineno) if code is not None else ''
 
 
 def find_unpicklable(obj, label):

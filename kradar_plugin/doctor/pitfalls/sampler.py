@@ -23,17 +23,14 @@ def describe_sampler(sampler):
     """'DistributedSampler (num_replicas=2)', 'MySampler (not a DistributedSampler)', 'no sampler'."""
     if sampler is None:
         return 'no sampler (sequential)'
+    if hasattr(sampler, 'num_replicas'):
+        return '%s (num_replicas=%s)' % (type(sampler).__name__, sampler.num_replicas)
     try:
         from torch.utils.data import DistributedSampler
         distributed = isinstance(sampler, DistributedSampler)
     except ImportError:
         distributed = False
-    notes = []
-    if hasattr(sampler, 'num_replicas'):
-        notes.append('num_replicas=%s' % getattr(sampler, 'num_replicas'))
-    elif not distributed:
-        notes.append('not a DistributedSampler')
-    return type(sampler).__name__ + (' (%s)' % ', '.join(notes) if notes else '')
+    return type(sampler).__name__ + ('' if distributed else ' (not a DistributedSampler)')
 
 
 def endless_limit(size):

@@ -1,8 +1,5 @@
-"""Check ``shm-batch``: ``/dev/shm`` against what the DataLoader workers keep in flight.
-
-Workers x prefetch_factor x the measured bytes of one batch, for every loader alive at the train->val
-switch.
-"""
+"""Check ``shm-batch``: ``/dev/shm`` against what the DataLoader workers keep in flight: workers x
+prefetch_factor x the measured bytes of one batch, for every loader alive at the train->val switch."""
 import os
 
 from ...facts.result import CheckResult

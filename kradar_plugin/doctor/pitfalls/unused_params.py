@@ -1,9 +1,6 @@
-"""Check ``unused-params``: parameters without a gradient against DDP's ``find_unused_parameters``.
-
-Parameters without a gradient after one forward/backward with ``find_unused_parameters=False`` make DDP fail
-("Expected to have finished reduction in the prior iteration"); the reverse, ``find_unused_parameters=True``
-with none unused, costs a traversal of the graph every step.
-"""
+"""Check ``unused-params``: parameters without a gradient after one forward/backward make DDP with
+``find_unused_parameters=False`` fail ("Expected to have finished reduction in the prior iteration"); the
+reverse, ``find_unused_parameters=True`` with none unused, costs a traversal of the graph every step."""
 from ...facts.result import CheckResult
 
 
@@ -49,15 +46,8 @@ def _sum_losses(losses):
     import torch
     if torch.is_tensor(losses):
         return losses.sum()
-    total = 0
-    for key, value in losses.items():
-        if 'loss' not in key:
-            continue
-        if isinstance(value, (list, tuple)):
-            total = total + sum(v.sum() for v in value)
-        else:
-            total = total + value.sum()
-    return total
+    return sum(sum(v.sum() for v in value) if isinstance(value, (list, tuple)) else value.sum()
+               for key, value in losses.items() if 'loss' in key)
 
 
 def _group_names(names, limit=4):

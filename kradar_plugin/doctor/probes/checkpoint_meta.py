@@ -1,11 +1,10 @@
 """The ``meta`` of a torch checkpoint, read without torch and without running the checkpoint's pickle.
 
-torch.save writes a zip archive whose ``<name>/data.pkl`` holds the object tree (tensors refer to storages by
-persistent id), or, before torch 1.6 / with ``_use_new_zipfile_serialization=False``, a sequence of pickles:
-magic number, protocol version, system info, the object tree, then raw storages. Both are unpickled here with
-an unpickler that builds only plain containers (dict, list, tuple, OrderedDict, set, ...) and replaces every
-other global (tensors, storages, numpy arrays, mmengine objects) by an inert ``Opaque`` placeholder: nothing
-named by the file is imported or called. The versions in ``checkpoint['meta']`` are plain strings and survive.
+torch.save writes a zip archive whose ``<name>/data.pkl`` holds the object tree, or (before torch 1.6 / with
+``_use_new_zipfile_serialization=False``) a sequence of pickles: magic number, protocol version, system info,
+the object tree, raw storages. Both are unpickled with an unpickler that builds only plain containers and
+replaces every other global (tensors, storages, numpy arrays, mmengine objects) by an inert ``Opaque``:
+nothing named by the file is imported or called; the version strings in ``checkpoint['meta']`` survive.
 """
 import collections
 import io
@@ -89,10 +88,7 @@ def checkpoint_meta(path):
     info['format'] = fmt
     meta = tree.get('meta') if isinstance(tree, dict) else None
     info['meta'] = isinstance(meta, dict)
-    if isinstance(meta, dict):
-        for key in META_KEYS:
-            if isinstance(meta.get(key), str):
-                info[key] = meta[key]
+    info.update((k, meta[k]) for k in META_KEYS if info['meta'] and isinstance(meta.get(k), str))
     return info
 
 

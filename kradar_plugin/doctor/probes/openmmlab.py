@@ -14,9 +14,8 @@ def package_dir(module):
         spec = importlib.util.find_spec(module)
     except (ImportError, ValueError):
         return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return list(spec.submodule_search_locations)[0]
+    return list(spec.submodule_search_locations)[0] if spec is not None and spec.submodule_search_locations \
+        else None
 
 
 def probe_mmcv_ext_file():

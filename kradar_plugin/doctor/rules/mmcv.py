@@ -12,12 +12,6 @@ def _lite_mmcv(facts):
     return v is not None and v < '2.0'
 
 
-def is_2x(version):
-    """Whether ``version`` is of the OpenMMLab 2.x generation (>= 2.0.0rc0)."""
-    v = parse_version(version)
-    return v is not None and v >= '2.0.0rc0'
-
-
 def _ops_users(facts):
     """Installed packages of the OpenMMLab 2.x generation that need mmcv's compiled ops (mmcv._ext)."""
     return ['%s %s' % (p, facts[p]) for p in ('mmdet', 'mmdet3d', 'mmseg')
@@ -91,7 +85,7 @@ def full_build(facts):
 def full_build_2x(facts):
     """The mmcv 2.x with compiled ops (mmcv, with no mmcv-lite next to it), else None."""
     mmcv = facts.get('mmcv')
-    return mmcv if is_2x(mmcv) and not facts.get('mmcv-lite') else None
+    return mmcv if F.openmmlab_generation('mmcv', mmcv) == 2 and not facts.get('mmcv-lite') else None
 
 
 def mmcv_wheel(facts):

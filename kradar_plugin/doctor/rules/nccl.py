@@ -1,11 +1,10 @@
 """The judge of a NCCL launch ending fast when a rank is lost (``nccl-failfast``).
 
-With the NCCL backend the process-group ``timeout`` is enforced only when asynchronous error handling (or
-blocking wait) is on: NCCL's watchdog then aborts a collective that waits longer and ends the process; with
-it off, the ranks that wait for a lost peer wait for ever. torchrun and ``torch.distributed.launch`` (the
-elastic agent, torch 1.9 ... 2.x) set ``NCCL_ASYNC_ERROR_HANDLING=1`` for their workers; ``srun``, ``mpirun``
-and a plain ``python`` set nothing. torch >= 2.2 reads ``TORCH_NCCL_ASYNC_ERROR_HANDLING`` (the old name still
-works, with a deprecation warning); its documentation gives 3 as the default of recent releases.
+With NCCL the process-group ``timeout`` holds only with asynchronous error handling (or blocking wait) on:
+NCCL's watchdog then aborts a collective that waits longer; with it off, the ranks that wait for a lost peer
+wait for ever. torchrun and ``torch.distributed.launch`` set ``NCCL_ASYNC_ERROR_HANDLING=1`` for their
+workers; ``srun``, ``mpirun`` and ``python`` do not. torch >= 2.2 reads ``TORCH_NCCL_ASYNC_ERROR_HANDLING``
+(the old name still works) and documents 3 as the default of recent releases.
 """
 from ...facts.versions import parse_version
 from ..report import Finding
@@ -18,10 +17,7 @@ FIX = ('export TORCH_NCCL_ASYNC_ERROR_HANDLING=1 NCCL_ASYNC_ERROR_HANDLING=1 (ev
 
 
 def _first(env, names):
-    for name in names:
-        if env.get(name) not in (None, ''):
-            return name, env[name].strip()
-    return None, None
+    return next(((n, env[n].strip()) for n in names if env.get(n) not in (None, '')), (None, None))
 
 
 def nccl_failfast(facts):

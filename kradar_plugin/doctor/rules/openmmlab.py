@@ -3,18 +3,12 @@ numpy's removed aliases, mmengine vs torch.load's default, yapf vs config format
 co.: judged as the package they replace, one distribution per package)."""
 from ... import facts as F
 from ..report import Finding
-from .mmcv import is_2x, mmcv_version
+from .mmcv import mmcv_version
 
 #: forks whose every release already loads checkpoints under torch >= 2.6's weights_only default:
 #: onedl-mmengine's runner/checkpoint.py has ``_safe_torch_load`` from its first release on (read in the
 #: sdists of 0.10.8, 0.10.9, 0.10.10 and the wheel of 0.10.12 on PyPI, 2026-11-27)
 WEIGHTS_ONLY_SAFE_FORKS = ('onedl-mmengine',)
-
-
-def labelled(facts, fact):
-    """'mmcv 2.3.6 (onedl-mmcv)' for a fork, 'mmcv 2.2.0' otherwise."""
-    provider = (facts.get('providers') or {}).get(fact)
-    return '%s %s%s' % (fact, facts.get(fact), ' (%s)' % provider if provider else '')
 
 
 def openmmlab_ranges(facts):
@@ -40,7 +34,7 @@ def openmmlab_ranges(facts):
         for dep, (lo, hi, inclusive, enforced) in sorted(ranges.items()):
             if dep in ('mmcv', 'mmcv-full'):
                 dep_version = mmcv_version(facts)
-                dep = 'mmcv' if is_2x(lo) else 'mmcv-full'
+                dep = 'mmcv' if F.openmmlab_generation('mmcv', lo) == 2 else 'mmcv-full'
             else:
                 dep_version = facts.get(dep)
             found = F.range_findings(package, version, dep, dep_version, lo, hi, 'asserts', inclusive)
@@ -96,4 +90,5 @@ def package_owners(facts):
             'pip uninstall -y %s && pip install %s==%s' % (' '.join(d.split(' ')[0] for d in dists), keep[0],
                                                            keep[1])))
     return findings or Finding('OK', '%s: one distribution per package, judged as %s' % (
-        ', '.join(labelled(facts, f) for f in sorted(providers)), ', '.join(sorted(providers))))
+        ', '.join('%s %s (%s)' % (f, facts.get(f), providers[f]) for f in sorted(providers)),
+        ', '.join(sorted(providers))))
