@@ -107,9 +107,8 @@ class RecordWriter(object):
         self.fd = os.open(self.path, flags, 0o644)
         self.interval_samples, self.interval_s, self.clock = interval_samples, interval_s, clock
         self.pending = dict(indices=[], results=[], failures=[])
-        self.written = 0
+        self.written, self.last = 0, clock()
         self.seconds = 0.0       # time spent writing (the benchmark's overhead)
-        self.last = clock()
         self._write(dict(kind='header', fingerprint=fp, rank=rank, world=world, created=time.time()))
 
     def _write(self, payload):
@@ -153,8 +152,7 @@ class RecordState(object):
     ``files`` (those read and matching)."""
 
     def __init__(self):
-        self.done, self.failures, self.torn, self.foreign, self.files = {}, {}, [], [], []
-        self.complete = None
+        self.done, self.failures, self.torn, self.foreign, self.files, self.complete = {}, {}, [], [], [], None
 
 
 def _chunks(data):

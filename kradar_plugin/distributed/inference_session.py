@@ -6,15 +6,12 @@ through :meth:`InferenceSession.run_batch`. The session walks this rank's batche
 
 - samples a record of the same evaluation holds are handed back from it (``recorded`` groups: the adapter
   yields a placeholder for them and the model is not called);
-- the others are loaded by a DataLoader like the loop's own (dataset, collate, workers), over exactly those
-  indices, whose dataset and collate are wrapped (:class:`GuardedDataset`, :class:`GuardedCollate`) so that
-  a sample that raises while loading -- also in a worker process -- arrives as a :class:`FailedSample`
-  naming its index, instead of an exception that lost it;
-- a failure (loading or forward) either raises, its exception annotated with the dataset index and the
-  sample's identity and the record flushed first, or, with ``skip_max``, is recorded and its position
-  filled with ``None`` (the ranks stay in step: every rank still returns one entry per sampler index).
-
-torch is imported inside the functions that build a DataLoader.
+- the others are loaded by a DataLoader like the loop's own over exactly those indices, its dataset and collate
+  wrapped (:class:`GuardedDataset`, :class:`GuardedCollate`) so that a sample that raises while loading, also
+  in a worker process, arrives as a :class:`FailedSample` naming its index;
+- a failure (loading or forward) either raises, annotated with the sample's index and identity and the record
+  flushed first, or, with ``skip_max``, is recorded and its position filled with ``None`` (every rank still
+  returns one entry per sampler index). torch is imported inside the functions that build a DataLoader.
 """
 import itertools
 import sys
@@ -387,11 +384,10 @@ class InferenceSession(object):
         if self.limit is None:
             return
         every = [f for part in self.gather(self.failures) for f in part]
-        seen, self.excluded = set(), []
+        first = {}
         for failure in sorted(every, key=lambda f: f['index']):
-            if failure['index'] not in seen:
-                seen.add(failure['index'])
-                self.excluded.append(failure)
+            first.setdefault(failure['index'], failure)
+        self.excluded = list(first.values())
         if len(self.excluded) > self.limit:
             raise SkipLimitError(self.limit_message(self.excluded))
 

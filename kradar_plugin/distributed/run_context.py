@@ -1,10 +1,9 @@
 """What one run carries between our components, in one object instead of attributes on framework objects.
 
-The runner builder of each adapter (mmcv 1.x ``EvalOnlyRunnerConstructor``, mmengine ``EvalOnlyRunner``)
-calls :func:`start` once per run; hooks, datasets and metrics read :func:`current`. That is the one way to
-reach it (as mmengine's ``MessageHub.get_current_instance()``): a process runs one training job at a time.
-Outside such a run (a dataset evaluated by hand, a runner we did not build) :func:`current` is a fresh
-context with nothing recorded, so every reader works without one.
+The runner builder of each adapter (mmcv 1.x ``EvalOnlyRunnerConstructor``, mmengine ``EvalOnlyRunner``) calls
+:func:`start` once per run; hooks, datasets and metrics read :func:`current` (as mmengine's
+``MessageHub.get_current_instance()``: a process runs one job at a time). Outside such a run :func:`current` is
+a fresh context with nothing recorded, so every reader works without one.
 
 Fields (None / empty until a component records them):
 - ``checkpoint_meta``: the ``meta`` dict of the checkpoint the runner loaded (its mmdet3d version tells

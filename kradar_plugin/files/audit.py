@@ -37,7 +37,7 @@ def audit_tree(roots, split_dir=None, versions=None, labels_dir=None, sequences=
     found = []
     for version in (versions or VERSIONS):
         tree = base if version == 'v1.0' else _tree(roots, version, labels_dir, None)
-        if tree is None or not _has_labels(tree, seqs):
+        if tree is None or not any(os.path.isdir(tree.label_dir(s)) for s in seqs):
             if versions:
                 report['blocking'].append('{} labels not found (give --labels-dir: the unzipped '
                                           'tools/revise_label archive of K-Radar)'.format(version))
@@ -66,10 +66,6 @@ def _tree(roots, version, labels_dir, report):
         if report is not None:
             report['blocking'].append(str(exc))
         return None
-
-
-def _has_labels(tree, seqs):
-    return any(os.path.isdir(tree.label_dir(s)) for s in seqs)
 
 
 def _sequence_files(tree, seqs, report):

@@ -119,9 +119,7 @@ def split_infos(tree, entries, labels, z_offset=Z_OFFSET, only_r=False, extra_pa
 
 def frame_info(tree, entry, index, label, z_offset=Z_OFFSET, extra_paths=None, check_sensors=False):
     """The info dict of one frame without ``annos`` (``index`` in its split)."""
-    calib = tree.calibration(entry.sequence)
-    desc = tree.description(entry.sequence)
-    fmt = label.indices
+    calib, desc, fmt = tree.calibration(entry.sequence), tree.description(entry.sequence), label.indices
     matrices = _MATRICES.get((calib.x, calib.y, z_offset))
     if matrices is None:   # one set per sequence, shared by its frames (as read-only as EchoFusion's)
         matrices = _MATRICES[(calib.x, calib.y, z_offset)] = calib_matrices(calib.x, calib.y, z_offset)
@@ -136,8 +134,7 @@ def frame_info(tree, entry, index, label, z_offset=Z_OFFSET, extra_paths=None, c
             path = os.path.join(seq_dir, pattern.format(**fmt))
             if not os.path.isfile(path):
                 raise KRadarFileError(path, 'sensor file of frame {!r} (split line) is missing'.format(entry.line))
-    frame = dict(fmt)
-    frame['timestamp'] = label.timestamp
+    frame = dict(fmt, timestamp=label.timestamp)
     return {'road_type': desc.road_type, 'capture_time': desc.capture_time, 'climate': desc.climate,
             'image': {'image_idx': index, 'image_path': 'images/cam-front_' + camf + '.png',
                       'image_shape': IMAGE_SHAPE}, 'radar': radar,

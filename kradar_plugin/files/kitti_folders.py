@@ -14,10 +14,9 @@ name (K-Radar pairs them by order); a prediction without GT, or GT without predi
 both. ``desc/NNNNNN.txt`` holds capture_time, road_type, climate, one a line.
 
 Folders come from others: only ``NNNNNN.txt`` regular files (links followed) may stand in ``pred/``, ``gt/`` and
-``desc/``; anything else there (another name, a FIFO, a folder, a link to a device) is refused by name, never
-skipped. Every file is read by :mod:`.text` (no FIFO opened for reading blocks, no device is read). The work
-is bounded: :data:`MAX_OBJECTS` objects per file and :data:`MAX_PAIRS` GT x prediction pairs in all (the
-evaluation holds an overlap for each); an error names the file (and line) of the frame.
+``desc/``; anything else there is refused by name, never skipped. Files are read by :mod:`.text` (no FIFO blocks, no
+device is read); the work is bounded by :data:`MAX_OBJECTS` objects per file and :data:`MAX_PAIRS` GT x prediction
+pairs in all; an error names the file (and line) of the frame.
 """
 import collections
 import os
@@ -162,8 +161,7 @@ def read_folder(path, progress=None):
     bar = progress(len(ids)) if progress is not None else None
     if bar is not None:
         bar.start(len(ids), 'reading {}'.format(os.path.basename(os.path.normpath(path))))
-    gt, dt, conditions = _Side('GT'), _Side('prediction'), []
-    pairs = 0
+    gt, dt, conditions, pairs = _Side('GT'), _Side('prediction'), [], 0
     for k, i in enumerate(ids):
         name = '{:06d}.txt'.format(i)
         n_gt = gt.add(os.path.join(gt_dir, name))

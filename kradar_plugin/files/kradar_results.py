@@ -12,8 +12,7 @@ The format (read from K-Radar's ``validate_kitti_conditional``), one block per c
 with a blank line after each block: ``3d  :`` has no space after its colon, each number is followed by a
 space, classes are K-Radar's keywords (``sed``, ``bus``, ...), numbers are Python's ``str`` of a float (AP in
 percent, one per IoU threshold, in the ``iou:`` line's order). A condition without frames has no block; a
-class without GT in a condition is printed ``0.0``. Users add their own condition names. K-Radar appends:
-running an epoch twice leaves two copies of its blocks, of which the later is kept (and said).
+class without GT in a condition is printed ``0.0``. K-Radar appends: of two copies of a block, the later counts.
 
 :func:`read_results` reads such a file (a :class:`KRadarFileError` names file:line for anything else);
 :func:`format_block` writes one block exactly as K-Radar does.
@@ -86,8 +85,7 @@ def _threshold(text, path, line):
 def parse_results(text, path):
     """:class:`PrintedResults` of the text of a ``complete_results.txt`` (``path`` names it in errors)."""
     lines = text.splitlines()
-    blocks, notes, seen = [], [], {}
-    n = 0
+    blocks, notes, seen, n = [], [], {}, 0
     while n < len(lines):
         raw = lines[n].strip()
         if not raw or raw.startswith('#'):

@@ -10,18 +10,14 @@ v2.0   ``*, id, class, x, y, z, yaw, l/2, w/2, h/2``  10
 v2.1   ``*, avail, id, class, x, y, z, yaw, l/2, w/2, h/2``  11
 ====== ====================================================== ======
 
-The version is an argument, checked against the content (v1.0 and v2.1 both have 11 fields; field 1 is an
-integer in v1.0 and ``R``/``L``/``L1`` in v2.1). Quirks of the real files handled as K-Radar's loader does:
-CRLF endings, ``#`` lines (BEV-only boxes, skipped by every loader), the v2.0 files whose header and first
-object share one line (split at the second ``*``), blank lines, frames without objects, and the object lines
-K-Radar's loader skips with '* split err' (v1.0 and v1.1 lines of another field count, v1.1 lines whose ids are
-not integers: recorded in ``skipped``). The real releases also hold visibility values outside R/L/L1 (``LL``,
-``LR``, ``l`` in v2.1: kept as written, as K-Radar's loader keeps them; ``onlyR`` drops them), classes beyond
-the benchmark's five (``Pedestrian Group``, ``Bicycle Group``: kept) and yaws outside +-180 degrees (kept as
-written, not wrapped: K-Radar's loader and EchoFusion's converter take ``yaw * pi / 180`` as it is, and every
-box computation here is periodic in yaw). Each quirk met is listed in ``quirks`` as (kind, line or None, value)
-for the summary of :mod:`.quirks`. Anything else is a :class:`KRadarFileError` naming file, line, field and
-value.
+The version is an argument, checked against the content (v1.0 and v2.1 both have 11 fields; field 1 is an integer in
+v1.0 and ``R``/``L``/``L1`` in v2.1). The real files' quirks are read as K-Radar's loader reads them and listed in
+``quirks`` as (kind, line or None, value) for :mod:`.quirks`: CRLF endings, ``#`` lines (BEV-only boxes), v2.0
+headers sharing their line with the first object (split at the second ``*``), blank lines, frames without objects,
+visibility values outside R/L/L1 and classes beyond the benchmark's five (kept as written), yaws outside +-180
+degrees (not wrapped: ``yaw * pi / 180`` as it is), and the object lines K-Radar's loader skips with '* split err'
+(v1.0/v1.1 lines of another field count, v1.1 ids that are not integers: also in ``skipped``). Anything else is a
+:class:`KRadarFileError` naming file, line, field and value.
 """
 import collections
 import math

@@ -4,16 +4,12 @@ numpy 2 pickles an array as ``numpy._core.multiarray._reconstruct`` and a scalar
 ``numpy._core.multiarray.scalar``; numpy 1.x has no ``numpy._core`` (``No module named 'numpy._core'`` when
 EchoFusion's numpy 1.19 reads infos written under numpy 2). This pickler names only what every version has:
 
-* an array (exact ``numpy.ndarray``) is ``numpy.ndarray.__new__(numpy.ndarray, (0,), 'b')`` (NEWOBJ) followed
-  by numpy's own ``__setstate__`` with the array's own state (BUILD): the very calls numpy's ``_reconstruct``
-  makes, so the result is the same writable array, of the same values, dtype, shape and memory order;
-* a numpy scalar is ``_operator.getitem(<0-d array>, ())``: the numpy scalar of that array, of the same type
-  (``numpy.bool_`` is named ``numpy.bool`` in numpy 2 and is absent from numpy 1.24-1.26, so scalar classes
-  are never named);
-* dtypes keep numpy's own form (``numpy.dtype``, which every version has).
-
-Subclasses of ``ndarray`` (matrix, memmap, masked arrays) keep numpy's own form. The default protocol is 4
-(Python 3.7 has no protocol 5 without a backport).
+* an array (exact ``numpy.ndarray``) is ``numpy.ndarray.__new__(numpy.ndarray, (0,), 'b')`` (NEWOBJ) and
+  numpy's own ``__setstate__`` with its state (BUILD): the calls numpy's ``_reconstruct`` makes, so the same
+  writable array (values, dtype, shape, memory order);
+* a numpy scalar is ``_operator.getitem(<0-d array>, ())``, of the same type (``numpy.bool_`` is ``numpy.bool``
+  in numpy 2 and absent from 1.24-1.26: scalar classes are never named);
+* dtypes and subclasses of ``ndarray`` keep numpy's own form. The default protocol is 4 (Python 3.7's highest).
 """
 import copyreg
 import io

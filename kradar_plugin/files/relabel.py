@@ -35,8 +35,7 @@ def relabel_infos(infos, tree, z_offset=0.7, only_r=False, what='--infos', quirk
             raise
         if label.quirks:
             found.add_file(seq + '/' + name, label.quirks)
-        calib = tree.calibration(seq)
-        desc = tree.description(seq)
+        calib, desc = tree.calibration(seq), tree.description(seq)
         new = dict(info)
         new['annos'] = echofusion_annos(kept(label.objects, only_r), calib.x, calib.y, label_file, z_offset,
                                         avail=label.version in ('v1.1', 'v2.1'))

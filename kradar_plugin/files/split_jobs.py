@@ -6,6 +6,7 @@ nothing is written here (the converter writes after ``--strict`` has had its say
 Processes are forked (POSIX): the parent's tree, split lists and imports are inherited, nothing is re-imported.
 Elsewhere, with one core or one list, the jobs run one after the other in this process.
 """
+import collections
 import gc
 import multiprocessing
 import os
@@ -15,11 +16,8 @@ from .portable_pickle import dumps
 from .quirks import Quirks
 
 
-class SplitJob(object):
-    """One split list to convert: ``convert(entries, quirks, progress)`` gives its infos."""
-
-    def __init__(self, name, entries, convert):
-        self.name, self.entries, self.convert = name, entries, convert
+SplitJob = collections.namedtuple('SplitJob', 'name entries convert')
+SplitJob.__doc__ = 'One split list to convert: ``convert(entries, quirks, progress)`` gives its infos.'
 
 
 def run_jobs(jobs, progress=None, workers=None):

@@ -18,9 +18,7 @@ def read_split(path, sequences=None, quirks=None):
     keeps it); both are counted in ``quirks`` (a :class:`~.quirks.Quirks`) when given. Two entries glued on
     one line (a list appended to one without a final newline) and anything else that is not
     ``<seq>,<rdr>_<ldr64>.txt`` are a :class:`KRadarFileError` naming the line."""
-    out = []
-    seen = {}
-    name = os.path.basename(path)
+    out, seen, name = [], {}, os.path.basename(path)
     for number, line in enumerate(lines_of(path, 'split file'), 1):
         text = line.strip()
         if not text:

@@ -16,12 +16,10 @@ from .errors import KRadarFileError
 #: the largest text file read when its kind has no entry in :data:`LIMITS`
 MAX_TEXT_BYTES = 64 << 20
 
-#: size limits by kind of file (``what``), each many times the largest real file of that kind:
-#: a K-Radar label file holds a few hundred bytes (100,000 objects take about 8 MB); K-Radar's split lists
-#: about 600 KB (all 34,994 frames under 1 MB); calibration and description files one or two short lines;
-#: a prediction-folder file one line per object (a few hundred objects at most, see kitti_folders) and
-#: ``val.txt`` one six-digit id a line (1,000,000 lines take 7-8 MB); K-Radar's ``complete_results.txt`` about
-#: 100 bytes per condition and class (19 conditions x 8 classes of one run under 16 KB)
+#: size limits by kind of file (``what``), each many times the largest real file of that kind: a label file holds
+#: a few hundred bytes, K-Radar's split lists about 600 KB, calibration and description files a line or two, a
+#: prediction-folder file a line per object (a few hundred at most), ``val.txt`` a six-digit id a line,
+#: ``complete_results.txt`` about 100 bytes per condition and class (under 16 KB a run)
 LIMITS = {
     'label file': 32 << 20,
     'split file': 8 << 20,

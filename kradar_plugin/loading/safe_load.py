@@ -7,17 +7,16 @@
 * **Bounded cost.** :class:`Limits`: the file's size, the elements of one array and of the whole content
   (expanded: shared references count each time), the memory and the time of reading. Each has a
   ``KRADAR_LOAD_*`` setting and a ``kradar-eval`` flag.
-* **A child process.** An untrusted file is read, and converted by the caller's ``convert``, in a forked
-  child with an address-space limit (``RLIMIT_AS``: its size at the fork plus ``Limits.memory_mb``, or
-  8x the file size when larger) and a time limit (``SIGALRM``); only the converted result comes back through
-  a pipe while the parent runs its ``meanwhile`` (the evaluator's warm-up). Where no fork is possible (not
-  Linux, or a daemonic process) it is read in process with the element limits only.
-* **One line per bad file.** Every failure is a :class:`LoadError` (a ValueError) naming the file as given:
-  what is wrong with its content (the readers add the frame, field and value), or which limit it exceeded,
-  or what happened to a child that sent no result (the time limit, ``SIGALRM``/``SIGXCPU``; a kill,
-  ``SIGKILL``, e.g. the kernel out of memory; any other signal: a crash), never a traceback. An untrusted
-  child's standard error goes to a temporary file, shown only when the read succeeded: for a bad file the
-  error line is all the user sees (no warning printed by numpy or CPython on the way).
+* **A child process.** An untrusted file is read, and converted by the caller's ``convert``, in a forked child
+  with an address-space limit (``RLIMIT_AS``: its size at the fork plus ``Limits.memory_mb``, or 8x the file
+  size when larger) and a time limit (``SIGALRM``); only the converted result comes back through a pipe while the
+  parent runs its ``meanwhile``. Without fork (not Linux, a daemonic process) it is read in process with the
+  element limits only.
+* **One line per bad file.** Every failure is a :class:`LoadError` (a ValueError) naming the file as given: what
+  is wrong with its content, which limit it exceeded, or what happened to a child that sent no result (the time
+  limit, ``SIGALRM``/``SIGXCPU``; ``SIGKILL``, e.g. out of memory; another signal: a crash), never a traceback.
+  An untrusted child's standard error is shown only when the read succeeded: for a bad file the error line is all
+  the user sees.
 
 ``trusted=True`` (``--trust-pickle``) reads pickles with the plain unpickler, in process for small files and
 in worker processes without limits for large ones (``KRADAR_EVAL_LOAD_WORKERS``), as before.

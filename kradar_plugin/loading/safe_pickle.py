@@ -1,9 +1,8 @@
 """Reading pickles that come from elsewhere: only what K-Radar files hold, rebuilt from checked parts.
 
-A pickle can run any code while it loads. ``kradar-eval`` reads annotation, result and info pickles written
-by our runner, by EchoFusion's tools and by K-Radar's pipeline: numpy arrays, numpy scalars and dtypes,
-builtin containers, strings and numbers. :func:`load` admits exactly those names and refuses anything else
-with an error naming the class; ``--trust-pickle`` (``trusted=True``) reads with the plain unpickler.
+A pickle can run any code while it loads. The pickles ``kradar-eval`` reads (ours, EchoFusion's, K-Radar's) hold
+numpy arrays, scalars and dtypes, builtin containers, strings and numbers: :func:`load` admits exactly those names
+and refuses anything else naming the class; ``--trust-pickle`` (``trusted=True``) reads with the plain unpickler.
 
 Naming only allowed classes is not enough: numpy's C ``__setstate__`` trusts the state it is given (dtype
 flags, field offsets, item sizes, strides), and an allowed builtin called with a large number builds a large
@@ -16,10 +15,10 @@ object from a tiny file. So no name the file references reaches numpy or a built
   (``scalar``, or ``_operator.getitem`` of a 0-d array) the same way; ``numpy.ndarray`` cannot be called;
 * builtins (``list``, ``bytes``, ``int``, ...) take only values already in the file, never a length
   (``bytes(10**9)``, ``list(range(10**9))`` are refused); ``_codecs.encode`` only encodes latin-1;
-* after loading, :func:`settle` replaces the rebuilt arrays and dtypes into their containers and counts what
-  the object holds when expanded (a list repeated through the pickle memo counts each time it is
-  referenced): more than ``Limits.max_elements`` elements, nesting deeper than :data:`MAX_DEPTH`, a container
-  that contains itself, or an integer of more than :data:`MAX_INT_BITS` bits is refused.
+* after loading, :func:`settle` puts the rebuilt arrays and dtypes into their containers and counts what the
+  object holds when expanded (a list shared through the memo counts at each reference): more than
+  ``Limits.max_elements`` elements, nesting deeper than :data:`MAX_DEPTH`, a container that contains itself, or
+  an integer of more than :data:`MAX_INT_BITS` bits is refused.
 """
 import _compat_pickle
 import collections

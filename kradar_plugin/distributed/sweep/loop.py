@@ -11,12 +11,11 @@ logger).run(load, evaluate)`` on EVERY rank, after it built the runner, model, D
   ``results_<tag>.pkl`` first, and returns ``(metrics, error)`` -- on rank 0 the metric dict (or the error
   text of a failed ``dataset.evaluate``), on the other ranks ``({}, None)``.
 
-Every rank takes the same decisions: rank 0 lists (or watches) the checkpoints and broadcasts each one;
-a load counts as failed when it failed on any rank (all ranks skip that checkpoint); rank 0 broadcasts the
-outcome of each evaluation. A failure is recorded and the sweep goes on unless ``stop_on_error``. In a
-multi-process job a failure inside inference or result collection cannot be skipped (the peers wait in a
-collective): the evaluation guard ends the job at once, and the record of the finished checkpoints stays in
-``sweep.json``. torch is imported only inside the functions that need the process group.
+Every rank takes the same decisions: rank 0 lists (or watches) the checkpoints and broadcasts each one; a load
+counts as failed when it failed on any rank (all ranks skip that checkpoint); rank 0 broadcasts the outcome of each
+evaluation. A failure is recorded and the sweep goes on unless ``stop_on_error``; in a multi-process job a failure
+inside inference or result collection ends the job at once (the evaluation guard), ``sweep.json`` keeping the
+finished checkpoints. torch is imported only inside the functions that need the process group.
 """
 import os.path as osp
 import time

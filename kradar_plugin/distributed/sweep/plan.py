@@ -14,10 +14,8 @@ A sweep is asked for in three ways, resolved here into one :class:`SweepRequest`
   ``KRADAR_SWEEP_STOP_ON_ERROR``; they override the config, and a list or a watch they name replaces the
   config's.
 
-These options (flags, keys, variables, parsers, defaults) are rows of ``kradar_plugin.runner_options``.
-Checkpoints are taken in epoch order (the number in ``epoch_<N>`` / ``iter_<N>``; names without one after
-them, by modification time), each file once (``latest.pth`` links to a file already listed).
-Standard library only (no torch, no mmcv).
+These options are rows of ``kradar_plugin.runner_options``. Checkpoints are taken in epoch order (``epoch_<N>`` /
+``iter_<N>``; names without a number after them, by modification time), each file once. Standard library only.
 """
 import glob
 import os
@@ -148,11 +146,10 @@ def file_state(path):
 class Watcher(object):
     """Decides, at each look at the watched directory, which checkpoint is due (or that the watch is over).
 
-    A checkpoint is due once it is complete -- its size and modification time unchanged since the previous
-    look, or last modified at least ``settle_s`` ago (mmcv and mmengine write checkpoints in place, not by
-    rename) -- and not already done with that
-    same size and time (``done(path, state)``, from the sweep record, so a restarted watcher skips what it
-    has evaluated). The watch ends after ``idle_s`` seconds without a due checkpoint, or once the
+    A checkpoint is due once it is complete -- its size and modification time unchanged since the previous look,
+    or last modified at least ``settle_s`` ago (mmcv and mmengine write checkpoints in place) -- and not already
+    done with that same size and time (``done(path, state)``, from the sweep record, so a restarted watcher skips
+    what it has evaluated). The watch ends after ``idle_s`` seconds without a due checkpoint, or once the
     checkpoint of ``final_epoch`` is done. ``clock`` and ``list_files`` are injectable for tests."""
 
     def __init__(self, watch, idle_s, final_epoch=None, done=None, clock=None, list_files=None,

@@ -20,8 +20,7 @@ class SweepRecord(object):
     """The entries of one sweep (see the module docstring), in the order evaluated."""
 
     def __init__(self, path=None, entries=None):
-        self.path = path
-        self.entries = list(entries or [])
+        self.path, self.entries = path, list(entries or [])
 
     @classmethod
     def load(cls, path):

@@ -55,12 +55,9 @@ def classes_of(headline):
 
 def parse_key(eval_key):
     """(key, 'greater' | 'less') of ``KEY``, ``KEY:max`` or ``KEY:min``."""
-    key, rule = eval_key, None
     if eval_key.endswith(':min') or eval_key.endswith(':max'):
-        key, rule = eval_key[:-4], 'less' if eval_key.endswith(':min') else 'greater'
-    if rule is None:
-        rule = 'less' if any(word in key.lower() for word in _LOWER_IS_BETTER) else 'greater'
-    return key, rule
+        return eval_key[:-4], 'less' if eval_key.endswith(':min') else 'greater'
+    return eval_key, 'less' if any(word in eval_key.lower() for word in _LOWER_IS_BETTER) else 'greater'
 
 
 def choose_key(entries, eval_key=None):
@@ -107,8 +104,7 @@ def summarize(entries, eval_key=None):
 
 def table(entries, summary):
     """The checkpoints x headline-metrics table (text), the best row marked with ``*``."""
-    headline = summary['headline']
-    key = summary['eval_key']
+    headline, key = summary['headline'], summary['eval_key']
     columns = list(headline.items())
     if key and key not in headline.values():
         columns.append((key, key))
