@@ -28,3 +28,11 @@ def on_project_path(project_dir, monkeypatch):
     monkeypatch.chdir(str(project_dir))
     monkeypatch.syspath_prepend(str(project_dir))
     return project_dir
+
+
+@pytest.fixture(scope='session')
+def ours_eval_only_two(project_dir, tmp_path_factory):
+    """Our tools/dist_train.sh, eval-only, 2 processes, low scores kept: the 1-vs-2 comparison's second run and,
+    on the torchrun stacks, the uninterrupted reference of test_inference_records (one launch for both)."""
+    from .test_launches import KEEP_LOW_SCORES, ours
+    return ours(project_dir, tmp_path_factory.mktemp('ours_eval_only_two'), 2, '--eval-only', *KEEP_LOW_SCORES)

@@ -99,9 +99,15 @@ class Truncated(object):
 
 
 @pytest.fixture(scope='module')
-def reference(project_dir, tmp_path_factory):
-    """An uninterrupted 2-process run's predictions."""
-    job = _launch(project_dir, tmp_path_factory.mktemp('reference') / 'wd', 2, *OPTIONS)
+def reference(project_dir, tmp_path_factory, request):
+    """An uninterrupted 2-process run's predictions: on the torchrun stacks the launch test_launches' 1-vs-2
+    comparison makes too (the same command), on EchoFusion's stack one through EchoFusion's launcher."""
+    if ECHOFUSION:
+        job = _launch(project_dir, tmp_path_factory.mktemp('reference') / 'wd', 2, *OPTIONS)
+    else:
+        from .test_launches import KEEP_LOW_SCORES
+        assert tuple(OPTIONS) == KEEP_LOW_SCORES
+        job = request.getfixturevalue('ours_eval_only_two')
     assert job.returncode == 0, job.describe()
     return predictions(job)
 

@@ -84,11 +84,13 @@ def assert_eval_only(job, frames=VAL_FRAMES):
     return metrics
 
 
-def test_ours_eval_only_one_and_two_processes_identical(project_dir, tmp_path):
-    # score_thr=0: the initial weights' low-score boxes are kept, so there are predictions to compare
-    options = ('--cfg-options', 'model.test_cfg.pts.score_thr=0.0')
-    one = ours(project_dir, tmp_path / 'one', 1, '--eval-only', *options)
-    two = ours(project_dir, tmp_path / 'two', 2, '--eval-only', *options)
+# score_thr=0: the initial weights' low-score boxes are kept, so there are predictions to compare
+KEEP_LOW_SCORES = ('--cfg-options', 'model.test_cfg.pts.score_thr=0.0')
+
+
+def test_ours_eval_only_one_and_two_processes_identical(project_dir, ours_eval_only_two, tmp_path):
+    one = ours(project_dir, tmp_path / 'one', 1, '--eval-only', *KEEP_LOW_SCORES)
+    two = ours_eval_only_two
     assert assert_eval_only(one) == assert_eval_only(two)
     assert sum(len(p['pts_bbox']['scores_3d']) for p in saved_predictions(one)) > VAL_FRAMES
     # the same predictions, frame by frame (torchrun runs 2 processes with OMP_NUM_THREADS=1, 1 process with

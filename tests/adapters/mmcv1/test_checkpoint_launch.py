@@ -12,6 +12,8 @@ import torch
 
 from kradar_plugin.distributed.checkpoint_report import REPORT_FILE
 
+from tests import launching
+
 from .fixture_components import toy_features
 from .launch_utils import CONFIGS, ROOT, dist_train, run
 
@@ -80,6 +82,7 @@ def test_renamed_head_stops_every_rank_before_evaluating(ddp_saved, tmp_path):
     assert job.val_records() == [] and 'Epoch(val)' not in job.output
 
 
+@launching.on_torchrun_stacks('test_renamed_head_stops_every_rank_before_evaluating (the same refusal on every rank)')
 def test_truncated_checkpoint_names_the_file_on_every_rank(ddp_saved, tmp_path):
     path, _ = ddp_saved
     with open(path, 'rb') as f:

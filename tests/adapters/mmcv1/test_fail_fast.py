@@ -3,6 +3,7 @@ tagged with its rank; collected predictions survive an evaluate failure; bad sam
 import os.path as osp
 import re
 
+from tests import launching
 from tests.launching import assert_ended_by_failfast
 
 from .launch_utils import CONFIGS, TOY_COLLECTIVE_TIMEOUT_S, dist_train
@@ -23,6 +24,8 @@ def rank_lines(output, rank, world=2):
     return [line for line in output.splitlines() if tag in line]
 
 
+@launching.on_torchrun_stacks('test_echofusion_launcher.py::'
+                              'test_planted_evaluate_failure_ends_the_job_with_its_traceback')
 def test_evaluate_failure_on_rank0_while_rank1_trains_on(tmp_path):
     # two epochs: after the first evaluation rank 1 goes on training and would wait in DDP's allreduce
     job = dist_train(tmp_path / 'evalfail', 2, '--cfg-options', 'data.val.fail_in=evaluate',
@@ -42,6 +45,7 @@ def test_evaluate_failure_on_rank0_while_rank1_trains_on(tmp_path):
     assert 'planted evaluate failure' in cause and saved in cause  # error file carries the note too
 
 
+@launching.on_torchrun_stacks('test_inference_records.py::test_bad_sample_named_then_relaunch_infers_only_the_rest')
 def test_inference_failure_on_rank1(tmp_path):
     job = dist_train(tmp_path / 'inferfail', 2, '--eval-only', '--cfg-options', 'model.fail_on_rank=1',
                      env={'RANK_PREFIX': '1'})

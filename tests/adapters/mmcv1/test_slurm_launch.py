@@ -16,6 +16,7 @@ import pytest
 from kradar_plugin.adapters.mmcv1.dist_init import slurm_environment
 from tests.launching import free_port
 
+from tests import launching
 from tests.launching import assert_ended_by_failfast
 
 from .launch_utils import ROOT, TOY, TOY_COLLECTIVE_TIMEOUT_S, run
@@ -103,6 +104,8 @@ def test_eval_only_sweep_on_two_slurm_tasks_on_two_nodes_with_the_configs_timeou
         assert abs(entry['metrics']['toy/mae'] - mae_of(entry['checkpoint'])) < 1e-5
 
 
+@launching.on_torchrun_stacks('the Slurm sweep here, and fail-fast: test_echofusion_launcher.py::'
+                              'test_planted_evaluate_failure_ends_the_job_with_its_traceback')
 def test_a_failing_task_ends_the_step(slurm_bin, tmp_path):
     """A task that fails during the evaluation exits at once (fail-fast); --kill-on-bad-exit ends the other."""
     job = slurm_train(slurm_bin, tmp_path / 'fail', '--eval-only', '--cfg-options', 'model.fail_on_rank=1')

@@ -31,6 +31,8 @@ def sweep_json(job):
         return json.load(f)
 
 
+@launching.on_torchrun_stacks('test_echofusion_sweep.py::test_environment_sweep_with_echofusions_train_script; '
+                              'a failure recorded: test_failing_evaluate_is_recorded_and_stop_on_error_ends_the_sweep')
 def test_two_process_sweep_every_checkpoint_once_failures_recorded(trained, tmp_path):
     ckpts = ckpt_dir(trained, tmp_path)
     data = open(str(ckpts / 'epoch_3.pth'), 'rb').read()

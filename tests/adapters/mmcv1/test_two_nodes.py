@@ -51,6 +51,7 @@ def sweep_record(work_dir):
         return json.load(f)
 
 
+@launching.on_torchrun_stacks('test_echofusion_sweep.py (a sweep of the project on one node, then on two)')
 def test_a_sweep_across_two_nodes_equals_one_process(trained, tmp_path):
     ckpts = ckpt_dir(trained, tmp_path)
     flags = ['--eval-only', '--checkpoints', str(ckpts / 'epoch_*.pth')]
