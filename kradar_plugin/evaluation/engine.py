@@ -94,10 +94,8 @@ class Prepared(object):
         self.pairs = geometry.FramePairs(frames.dt_off, frames.gt_off)
         self.order = statistics.ScoreOrder(frames.dt['score'], frames.dt_off)
         self.scores = np.ascontiguousarray(frames.dt['score'], dtype=np.float64)
-        self.gt_alpha = np.ascontiguousarray(frames.gt.get('alpha', np.zeros(len(frames.gt['name']))),
-                                             dtype=np.float64)
-        self.dt_alpha = np.ascontiguousarray(frames.dt.get('alpha', np.zeros(len(frames.dt['name']))),
-                                             dtype=np.float64)
+        self.gt_alpha, self.dt_alpha = (np.ascontiguousarray(side.get('alpha', np.zeros(len(side['name']))),
+                                                             dtype=np.float64) for side in (frames.gt, frames.dt))
         self.cache = {}
 
     def overlaps(self, metric, proto):
@@ -172,7 +170,7 @@ class EventTable(object):
         for key, (ign_gt, ign_dt) in plan.ignores.items():
             self.gt_per_frame[key] = np.bincount(gt_frame[ign_gt == 0], minlength=n).astype(np.int64)
             self.takes_part[key] = np.ascontiguousarray(ign_dt[order.glob] != -1)
-        self.rule = matching.curve_rule(proto)
+        self.rule = matching.CURVE_RULES[proto.threshold_selection]
         self.events = None
 
     def frame_weights(self, frame_idx=None):
@@ -197,10 +195,9 @@ class EventTable(object):
 
         def run(task):
             ign_gt, ign_dt = plan.ignores[(task.cls, task.column)]
-            (events, _), tp_scores, tp_frame = statistics.events_for(
-                args[task.metric], ign_gt, ign_dt, prepared.order, float(proto.iou_thresholds[task.iou]),
-                task.metric == 'bbox' and self.compute_aos, self.rule.first_pass, with_frames=True)
-            return events, tp_scores, tp_frame
+            return statistics.events_for(args[task.metric], ign_gt, ign_dt, prepared.order,
+                                         float(proto.iou_thresholds[task.iou]),
+                                         task.metric == 'bbox' and self.compute_aos, self.rule.first_pass)
 
         def done(task, out):
             pooled.add(task, out)
@@ -209,7 +206,8 @@ class EventTable(object):
             if progress is not None:
                 progress.update(1)
 
-        tasks = matching.tasks_of(plan, len(proto.iou_thresholds))
+        tasks = [matching.Task(metric, c, k, i) for metric in plan.metrics for (c, k) in sorted(plan.ignores)
+                 if (c, k) not in plan.same_as for i in range(len(proto.iou_thresholds))]   # identical columns once
         if progress is not None:
             progress.start(1 + len(tasks), 'K-Radar {} ({} frames)'.format(proto.name, self.n_frames))
             progress.update(1)
@@ -319,13 +317,8 @@ class _Selection(object):
 
 def _curve(thresholds, recall, precision, curve_recall, curve_precision):
     """A curve of ``Evaluation.curves``: the AP's points and the operating points (thinned)."""
-    keep = _thin(len(thresholds))
+    n = len(thresholds)   # the operating points kept
+    keep = slice(None) if n <= MAX_CURVE_POINTS else np.unique(
+        np.linspace(0, n - 1, MAX_CURVE_POINTS).round().astype(np.int64))
     return {'recall': curve_recall, 'precision': curve_precision, 'threshold_recall': recall[keep],
             'threshold_precision': precision[keep], 'thresholds': thresholds[keep]}
-
-
-def _thin(n):
-    """Indices of the operating points kept for a curve of ``n`` points."""
-    if n <= MAX_CURVE_POINTS:
-        return slice(None)
-    return np.unique(np.linspace(0, n - 1, MAX_CURVE_POINTS).round().astype(np.int64))

@@ -86,25 +86,17 @@ def dontcare_hits_of(frames, metric):
     return lambda min_overlap: statistics.dontcare_hits(n_dt, ov, dc_pairs, min_overlap)
 
 
-def fake_2d(frames):
-    boxes = np.concatenate([frames.gt['bbox'], frames.dt['bbox']], axis=0)
-    return len(boxes) == 0 or bool(np.all(boxes == np.asarray(FAKE_2D_BOX)))
-
-
-def alpha_valid(frames):
-    """Legacy AOS switch: some detection alpha != -10 and some frame's first GT alpha != -10."""
-    dt_ok = bool(np.any(frames.dt['alpha'] != -10))
-    starts = frames.gt_off[:-1][np.diff(frames.gt_off) > 0]
-    gt_ok = bool(np.any(frames.gt['alpha'][starts] != -10)) if len(starts) else False
-    return dt_ok and gt_ok
-
-
 def plan_curves(proto, frames, classes, eval_types):
     """The :class:`CurvePlan` of one protocol on checked frames."""
     metrics = [m for m in METRICS if m in eval_types]
-    if 'bbox' in metrics and proto.bbox_2d == 'if_real' and fake_2d(frames):
-        metrics.remove('bbox')
-    compute_aos = 'bbox' in metrics and alpha_valid(frames)
+    if 'bbox' in metrics and proto.bbox_2d == 'if_real':   # EchoFusion's fake 2D boxes carry no information
+        boxes = np.concatenate([frames.gt['bbox'], frames.dt['bbox']], axis=0)
+        if len(boxes) == 0 or bool(np.all(boxes == np.asarray(FAKE_2D_BOX))):
+            metrics.remove('bbox')
+    # the legacy AOS switch: some detection alpha != -10 and some frame's first GT alpha != -10
+    starts = frames.gt_off[:-1][np.diff(frames.gt_off) > 0]
+    compute_aos = ('bbox' in metrics and bool(np.any(frames.dt['alpha'] != -10)) and len(starts) > 0
+                   and bool(np.any(frames.gt['alpha'][starts] != -10)))
     columns = proto.column_labels()
     ignores = {}
     for c, cls in enumerate(classes):
@@ -128,15 +120,7 @@ def worker_threads():
     naming the variable), else up to 4 (the compiled kernels release the GIL, so the curves of one evaluation
     run side by side)."""
     value = settings.positive_int(settings.EVAL_THREADS)
-    if value is not None:
-        return value
-    return max(1, min(4, os.cpu_count() or 1))
-
-
-def tasks_of(plan, n_iou):
-    """The :class:`Task` of every curve the plan computes (identical columns once), in a fixed order."""
-    return [Task(metric, c, k, i) for metric in plan.metrics for (c, k) in sorted(plan.ignores)
-            if (c, k) not in plan.same_as for i in range(n_iou)]
+    return max(1, min(4, os.cpu_count() or 1)) if value is None else value
 
 
 def frames_kept(frames, classes, proto):
@@ -144,15 +128,10 @@ def frames_kept(frames, classes, proto):
     Protocols with ``drop_frames_without_gt`` (legacy, kradar, revised, as K-Radar's pipeline and EchoFusion's
     ``format_anno`` do) drop frames without GT of the evaluated classes, with their detections; ``fixed`` keeps
     every frame (their detections are false positives)."""
-    if proto.drop_frames_without_gt:
-        return frames_with_gt(frames, classes)
-    return np.ones(frames.n_frames, dtype=bool)
-
-
-def frames_with_gt(frames, classes):
-    """Per frame (bool): does it hold a GT object of one of ``classes``? K-Radar's pipeline writes no
-    file for a frame whose label, after its class and region filter, is empty; EchoFusion's
-    ``format_anno`` drops such frames with their detections. GT of other classes do not count."""
+    if not proto.drop_frames_without_gt:
+        return np.ones(frames.n_frames, dtype=bool)
+    # a frame holding no GT of ``classes``: K-Radar's pipeline writes no file for a frame whose label, after its
+    # class and region filter, is empty; EchoFusion's format_anno drops it. GT of other classes do not count.
     codes = [code for cls in classes for code in frames.codes_of(cls)]
     rows = np.isin(frames.gt['code'], codes)
     gt_frame = np.repeat(np.arange(frames.n_frames, dtype=np.int64), np.diff(frames.gt_off))
@@ -250,6 +229,3 @@ class _EveryScore(object):
 #: the score-threshold rule of each ``Protocol.threshold_selection``
 CURVE_RULES = {'kitti41': _Kitti41(), 'every_score': _EveryScore()}
 
-
-def curve_rule(proto):
-    return CURVE_RULES[proto.threshold_selection]

@@ -271,13 +271,8 @@ def envelope(events, base_fn, takes_part, desc, positions):
     precision / orientation at ``positions`` (max over the thresholds whose recall reaches each), from the
     events of detections in descending score order (``desc``), those that take part flagged in ``takes_part``
     (any selection of a set's rows in its global order)."""
-    n = len(desc)
-    thresholds = np.zeros(n)
-    recall = np.zeros(n)
-    precision = np.zeros(n)
-    orientation = np.zeros(n)
-    top_p = np.zeros(len(positions))
-    top_o = np.zeros(len(positions))
+    thresholds, recall, precision, orientation = (np.zeros(len(desc)) for _ in range(4))
+    top_p, top_o = np.zeros(len(positions)), np.zeros(len(positions))
     n_thr = _jit.call(_every_score_kernel, np.ascontiguousarray(events, dtype=np.float64), float(base_fn),
                       np.ascontiguousarray(takes_part, dtype=np.bool_), np.ascontiguousarray(desc, dtype=np.float64),
                       np.ascontiguousarray(positions, dtype=np.float64), thresholds, recall, precision, orientation,
@@ -287,24 +282,22 @@ def envelope(events, base_fn, takes_part, desc, positions):
     return (thresholds[:n_thr], recall[:n_thr], precision[:n_thr], orientation[:n_thr]), best_p, best_o
 
 
-def events_for(args, ign_gt, ign_dt, order, min_overlap, compute_aos, first_pass, with_frames=False):
+def events_for(args, ign_gt, ign_dt, order, min_overlap, compute_aos, first_pass):
     """Run :func:`frame_events` for one class / column / metric / IoU threshold.
 
     ``args`` = (ov, ov_off, gt_off, dt_off, scores, gt_alpha, dt_alpha, dc_hits) with ``dc_hits(min_overlap)``
-    giving :func:`dontcare_hits`. Returns ((events (n, 4) in global score order, base_fn), tp_scores), and
-    with ``with_frames`` the frame of each TP score as a third item."""
+    giving :func:`dontcare_hits`. Returns (events (n, 4) in global score order, tp_scores, the frame of each
+    TP score)."""
     ov, ov_off, gt_off, dt_off, scores, gt_alpha, dt_alpha, dc_hits = args
     events = np.zeros((len(scores), 4), dtype=np.float64)
     tp_scores = np.zeros(max(len(ign_gt), 1) if first_pass else 1, dtype=np.float64)
     tp_frame = np.zeros(len(tp_scores), dtype=np.int64)
     max_nd = max(int(np.max(np.diff(dt_off))) if len(dt_off) > 1 else 1, 1)
     max_ng = max(int(np.max(np.diff(gt_off))) if len(gt_off) > 1 else 1, 1)
-    n_tp, base_fn = _jit.call(frame_events, ov, ov_off, gt_off, dt_off, order.in_frame, order.rank, ign_gt, ign_dt,
+    n_tp, _ = _jit.call(frame_events, ov, ov_off, gt_off, dt_off, order.in_frame, order.rank, ign_gt, ign_dt,
                               scores, gt_alpha, dt_alpha, dc_hits(min_overlap), float(min_overlap),
                               bool(compute_aos), bool(first_pass), events, tp_scores, tp_frame,
                               np.zeros(max_nd, dtype=np.bool_), np.zeros(max_nd, dtype=np.bool_),
                               np.zeros(max_nd, dtype=np.int64), np.zeros(max_nd, dtype=np.int64),
                               np.zeros(max_ng, dtype=np.int64))
-    if with_frames:
-        return (events, int(base_fn)), tp_scores[:n_tp], tp_frame[:n_tp]
-    return (events, int(base_fn)), tp_scores[:n_tp]
+    return events, tp_scores[:n_tp], tp_frame[:n_tp]
