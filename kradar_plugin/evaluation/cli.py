@@ -31,8 +31,16 @@ def _evaluations(args):
     if args.benchmark:
         overrides['pcd_limit_range'] = BENCHMARKS[args.benchmark]['pcd_limit_range']
     args.azimuth_range = None
-    if args.preset:
-        _apply_preset(args, overrides)
+    if args.preset:   # the options it fixes where the command line gave none (the evaluator reports the others)
+        from .presets import apply
+        chosen, _ = apply(args.preset, protocol=args.protocol, classes=tuple(args.classes) if args.classes else None,
+                          pcd_limit_range=overrides.get('pcd_limit_range'),
+                          score_thresholds=tuple(args.score_threshold) if args.score_threshold else None)
+        args.protocol = chosen['protocol']
+        args.classes = list(chosen['classes'])
+        args.score_threshold = list(chosen['score_thresholds']) if chosen['score_thresholds'] else None
+        overrides['pcd_limit_range'] = tuple(chosen['pcd_limit_range'])
+        args.azimuth_range = tuple(chosen['azimuth_range'])
     if args.classes is None:
         args.classes = list(BENCHMARKS[args.benchmark]['classes']) if args.benchmark else ['Sedan']
     if args.protocol is None:   # K-Radar's own folders: K-Radar's evaluator; EchoFusion's pickles: EchoFusion's
@@ -92,20 +100,6 @@ def _evaluations(args):
                          'intervals)\n')
     return _evaluator(args, names, overrides).evaluate_gathered(
         gt, dt, conditions, other, progress=lambda n: make_bar(n, not args.no_progress))
-
-
-def _apply_preset(args, overrides):
-    """Fill the options a preset fixes (protocol, classes, region, azimuth, thresholds) where the command line
-    gave none; the evaluator reports the options that differ from the preset's."""
-    from .presets import apply
-    chosen, _ = apply(args.preset, protocol=args.protocol, classes=tuple(args.classes) if args.classes else None,
-                      pcd_limit_range=overrides.get('pcd_limit_range'),
-                      score_thresholds=tuple(args.score_threshold) if args.score_threshold else None)
-    args.protocol = chosen['protocol']
-    args.classes = list(chosen['classes'])
-    args.score_threshold = list(chosen['score_thresholds']) if chosen['score_thresholds'] else None
-    overrides['pcd_limit_range'] = tuple(chosen['pcd_limit_range'])
-    args.azimuth_range = tuple(chosen['azimuth_range'])
 
 
 def _warn_label_version(args, versions):
@@ -263,13 +257,8 @@ def main(argv=None):
             type(exc).__name__, ' '.join(str(exc).split())[:500]))
         return 2
     print_tables(args, evaluations, grouped)
-    note = shown.numba_note(max(ev.n_frames for ev in evaluations))
-    if note:
-        sys.stderr.write('kradar-eval: note: {}\n'.format(note))
-    for note in args.evaluator.group_notes:
-        sys.stderr.write('kradar-eval: note: {}\n'.format(note))
-    for ev in evaluations:
-        note = report.z_convention_note(ev)
+    for note in ([shown.numba_note(max(ev.n_frames for ev in evaluations))] + list(args.evaluator.group_notes)
+                 + [report.z_convention_note(ev) for ev in evaluations]):
         if note:
             sys.stderr.write('kradar-eval: note: {}\n'.format(note))
     try:    # each file through a fresh temporary file renamed over its name (files.safe_write)

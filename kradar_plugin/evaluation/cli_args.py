@@ -101,20 +101,11 @@ def build_parser():
     k.add_argument('--labels-dir', help="the revised labels: K-Radar's tools/revise_label/kradar_revised_label_"
                                         "v*_*.zip unzipped (its folder or inner folder)")
     k.add_argument('--only-r', action='store_true', help="K-Radar's onlyR: radar-visible GT (avail R) only")
-    _add_reading_options(p)
-    p.add_argument('--trust-pickle', action='store_true',
-                   help='read pickles with the plain unpickler (by default only numpy arrays/scalars, builtin '
-                        'containers, strings and numbers are admitted: loading a pickle can run code)')
-    return p
-
-
-def _add_reading_options(parser):
-    """``--export`` and the flags of the reading limits (:class:`safe_load.Limits`)."""
-    g = parser.add_argument_group('reading files (see docs/evaluation.md, "Files from others")')
+    g = p.add_argument_group('reading files (see docs/evaluation.md, "Files from others")')
     g.add_argument('--export', metavar='DIR',
                    help='also write each annotation/result input read as DIR/<name>.npz (arrays only, read with '
                         'np.load(allow_pickle=False)): the way to share predictions')
-    defaults = safe_load.Limits.from_settings()
+    defaults = safe_load.Limits.from_settings()   # the flags of the reading limits (safe_load.Limits)
     for field, flag in sorted(safe_load.FLAGS.items(), key=lambda kv: kv[1]):
         kind = int if field in ('max_array_elements', 'max_elements') else float
         parser_help = {'max_file_mb': 'refuse input files larger than this (MB)',
@@ -125,6 +116,10 @@ def _add_reading_options(parser):
         g.add_argument(flag, type=kind, default=None, dest='load_' + field,
                        help='{} (default {}, {})'.format(parser_help, getattr(defaults, field),
                                                         safe_load.LIMIT_SETTINGS[field]))
+    p.add_argument('--trust-pickle', action='store_true',
+                   help='read pickles with the plain unpickler (by default only numpy arrays/scalars, builtin '
+                        'containers, strings and numbers are admitted: loading a pickle can run code)')
+    return p
 
 
 def load_limits(args):

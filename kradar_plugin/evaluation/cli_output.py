@@ -189,7 +189,8 @@ def _gt_counts(args, classes):
         raise ValueError('--infos {}: no conditions (road_type, capture_time, climate) to count GT by'.format(
             args.infos))
     args.evaluator = evaluator
-    return printed.gt_counts(evaluator.groups[evaluator.protocols[0].name])
+    groups = evaluator.groups[evaluator.protocols[0].name]
+    return dict((name, dict(entry['gt'])) for name, entry in groups.items() if entry.get('gt') is not None)
 
 
 def print_kradar_results(args):

@@ -1,24 +1,10 @@
-"""The ``kradar-eval`` command line pieces the evaluator and the adapters build (quoted parts, relabel options)."""
+"""The ``kradar-eval`` command line pieces the evaluator and the adapters build (quoted parts, excluded samples)."""
 
 
 def shell_line(parts):
     """``parts`` as one shell command line, each quoted where the shell needs it."""
     import shlex
     return ' '.join(shlex.quote(str(p)) for p in parts)
-
-
-def relabel_options(kradar_root, label_version, labels_dir, only_r):
-    """The ``kradar-eval`` options of a relabelled evaluation (empty without ``kradar_root``)."""
-    if not kradar_root:
-        return []
-    parts = ['--kradar-root'] + list([kradar_root] if isinstance(kradar_root, str) else kradar_root)
-    if label_version:
-        parts += ['--label-version', str(label_version)]
-    if labels_dir:
-        parts += ['--labels-dir', labels_dir]
-    if only_r:
-        parts.append('--only-r')
-    return parts
 
 
 def excluded_sidecar(results_path):

@@ -12,7 +12,7 @@ below, on frames already in columns (what the CLI's readers and worker processes
 evaluation needs around it. Both run the evaluation engine (``engine``): one matching per protocol and
 model, from which the pooled AP, every threshold, group and bootstrap draw are read.
 """
-from .command_line import relabel_options, shell_line
+from .command_line import shell_line
 from .engine import EventTable, fields_read, prepare
 from .kradar_eval import ECHOFUSION_EVAL_TYPES
 from .protocols import BENCHMARKS, Protocol, get_protocol
@@ -109,15 +109,11 @@ class KRadarEvaluator(object):
             overrides['pcd_limit_range'] = tuple(region)
         if self.azi_limit_range is not None:
             overrides['azimuth_range'] = self.azi_limit_range
-        self.protocols = [get_protocol(p, iou_mode=iou_mode, **overrides)
-                          for p in (protocol if isinstance(protocol, (list, tuple)) else [protocol])]
+        self.protocols = [get_protocol(p, iou_mode=iou_mode, **overrides) for p in self._given_protocols()]
         from .groups import resolve
         self.user_groups, self.groups_only, self.group_notes = resolve(groups), bool(groups_only), []
         self.evaluations = []
-        self.evaluations_at = None
-        self.groups = None
-        self.groups_at = None
-        self.group_error = None
+        self.evaluations_at = self.groups = self.groups_at = self.group_error = None
         #: samples left out (skipped after a failure: dicts of index, identity, type, message); stated by
         #: :meth:`fingerprint` and :meth:`flat_metrics`
         self.excluded = []
@@ -297,11 +293,13 @@ class KRadarEvaluator(object):
                       caption=self.fingerprint(proto))
 
     # ---- save / restore / repeat offline ----
+    def _given_protocols(self):
+        return self.protocol if isinstance(self.protocol, (list, tuple)) else [self.protocol]
+
     def settings(self):
         """The constructor's arguments, JSON-serialisable (conditions: 'auto' or None)."""
         from .groups import group_option
-        names = [p.name if isinstance(p, Protocol) else p for p in
-                 (self.protocol if isinstance(self.protocol, (list, tuple)) else [self.protocol])]
+        names = [p.name if isinstance(p, Protocol) else p for p in self._given_protocols()]
         return {'classes': list(self.classes), 'protocol': names if len(names) > 1 else names[0],
                 'eval_types': list(self.eval_types), 'iou_mode': self.iou_mode, 'benchmark': self.benchmark,
                 'pcd_limit_range': list(self.pcd_limit_range) if self.pcd_limit_range is not None else None,
@@ -330,8 +328,7 @@ class KRadarEvaluator(object):
         from .presets import get_preset
         from .protocols import ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE
         if self.protocol_overrides or not isinstance(self.conditions, (str, type(None))) or any(
-                isinstance(p, Protocol) for p in (self.protocol if isinstance(self.protocol, (list, tuple))
-                                                  else [self.protocol])):
+                isinstance(p, Protocol) for p in self._given_protocols()):
             return None
         preset = get_preset(self.preset) if self.preset else None
         region = (None, tuple(ECHOFUSION_PCD_LIMIT_RANGE)) + ((tuple(preset.pcd_limit_range),) if preset else ())
@@ -358,7 +355,11 @@ class KRadarEvaluator(object):
         parts.append('--box-convention={}'.format(resolve_box_convention(self.box_convention)))
         if self.dt_z_is_bottom:
             parts.append('--dt-z-is-bottom')
-        parts += relabel_options(self.kradar_root, self.label_version, self.labels_dir, self.only_r)
+        if self.kradar_root:   # a relabelled evaluation
+            parts += ['--kradar-root'] + list(self.kradar_root)
+            parts += ['--label-version', str(self.label_version)] if self.label_version else []
+            parts += ['--labels-dir', self.labels_dir] if self.labels_dir else []
+            parts += ['--only-r'] if self.only_r else []
         return shell_line(parts)
 
     # ---- what every adapter logs and returns ----

@@ -95,10 +95,5 @@ def kradar_text(groups, classes, ious, score_threshold):
     return ''.join(out)
 
 
-def gt_counts(groups):
-    """``{group: {class: GT count}}`` of evaluated groups (what ``to_groups`` needs for N/A)."""
-    return dict((name, dict(entry['gt'])) for name, entry in groups.items() if entry.get('gt') is not None)
-
-
 NO_GT_NOTE = ('(no GT?): K-Radar prints 0.0 for a class without GT in a condition; give --infos (and '
               '--kradar-root for other labels) to print N/A there')

@@ -1,7 +1,11 @@
 """Turning an :class:`~kradar_plugin.evaluation.engine.Evaluation` into text, metric dicts, JSON
-and precision-recall PNGs."""
+and precision-recall PNGs (with, given conditions, a per-weather bar chart)."""
 import os
 import re
+
+import numpy as np
+
+from .conditions import WEATHER, WEATHER_TITLES
 
 _ROW = (('bbox', 'bbox AP:'), ('bev', 'bev  AP:'), ('3d', '3d   AP:'))
 _ECHO = (('3d', '3D'), ('bev', 'BEV'), ('bbox', '2D'))
@@ -207,7 +211,6 @@ def save_overviews(ev, out_dir, groups=None):
     for c, cls in enumerate(ev.classes):
         fig = _figure(4.2 * panels)
         if groups:
-            from .plots import draw_condition_bars
             draw_condition_bars(fig.add_subplot(1, panels, panels), groups, cls, ev.ious[0])
         for m, metric in enumerate(ev.metrics):
             ax = fig.add_subplot(1, panels, m + 1)
@@ -223,6 +226,34 @@ def save_overviews(ev, out_dir, groups=None):
         fig.suptitle('{} protocol, {} frames'.format(ev.protocol.name, ev.n_frames), fontsize=10)
         _save(fig, os.path.join(out_dir, '{}_{}_overview.png'.format(ev.protocol.name, _safe(cls))), paths)
     return paths
+
+
+def draw_condition_bars(ax, groups, cls, iou):
+    """The per-condition bars of an overview PNG on the caller's Axes: AP3D and APBEV of ``cls`` at IoU ``iou`` for
+    Total and each weather with a group, the bootstrap interval as an error bar when there is one, N/A (no GT)
+    as an empty slot; returns the number of bars drawn with a value."""
+    columns = [(name, title) for name, title in [('total', 'Total')] + [
+        ('weather/' + w, t) for w, t in zip(WEATHER, WEATHER_TITLES)] if name in groups]
+    x = np.arange(len(columns))
+    drawn = 0
+    for offset, (metric, label) in zip((-0.2, 0.2), (('3d', 'AP3D'), ('bev', 'APBEV'))):
+        key = '{}/{}@{:g}'.format(cls, metric, iou)
+        values = [groups[name]['metrics'].get(key) for name, _ in columns]
+        heights = np.array([v if v is not None else 0.0 for v in values])
+        errors = None
+        if all('ci95' in groups[name] for name, _ in columns):
+            bounds = [groups[name]['ci95'].get(key) or [h, h] for (name, _), h in zip(columns, heights)]
+            errors = np.array([[h - lo for (lo, _), h in zip(bounds, heights)],
+                               [hi - h for (_, hi), h in zip(bounds, heights)]]).clip(min=0)
+        ax.bar(x + offset, heights, width=0.4, yerr=errors, label=label, capsize=2)
+        drawn += sum(v is not None for v in values)
+    ax.set_xticks(x)
+    ax.set_xticklabels(['{}\n{} GT'.format(title, groups[name]['gt'].get(cls, 0)) for name, title in columns],
+                       fontsize=6)
+    ax.set(ylim=(0, 100), ylabel='AP (%)')
+    ax.set_title('{} per weather, IoU {:g}'.format(cls, iou), fontsize=9)
+    ax.legend(loc='upper right', fontsize=7)
+    return drawn
 
 
 #: the recall axis of an overview plot per ``Protocol.interpolation`` (the 41-point array is plotted against
@@ -258,33 +289,25 @@ def threshold_text(score_threshold):
     return 'every detection' if score_threshold is None else 'score > {}'.format(float(score_threshold))
 
 
-def fingerprint_fields(proto, classes, score_threshold=None, label_version=None, preset=None, region=True):
-    """The scoring of an evaluation as ordered (name, text) pairs (see :func:`fingerprint`)."""
-    from .presets import azimuth_text
-    ignored = ['{} ignored for {}'.format(b, a) for a, b in proto.similar_classes if a in classes]
-    if region:
-        r = proto.pcd_limit_range
-        where = 'x {:g}..{:g}, y {:g}..{:g}, z {:g}..{:g} m, azimuth {}{}'.format(
-            r[0], r[3], r[1], r[4], r[2], r[5], azimuth_text(proto.azimuth_range),
-            '' if proto.dt_azimuth_filter else ' (GT)')
-    else:
-        where = 'as given (not filtered here)'
-    return (('protocol', proto.name), ('AP', AP_POINTS[proto.interpolation]),
-            ('z_center', str(float(proto.z_center))),
-            ('IoU', '/'.join('{:g}'.format(v) for v in proto.iou_thresholds)), ('region', where),
-            ('classes', '{} ({})'.format(', '.join(classes), '; '.join(ignored) or 'no ignored class')),
-            ('frames', FRAME_RULES[bool(proto.drop_frames_without_gt)]),
-            ('confidence', threshold_text(score_threshold)),
-            ('labels', label_version or 'unknown'), ('preset', preset or 'none'))
-
-
 def fingerprint(proto, classes, score_threshold=None, label_version=None, preset=None, region=True, excluded=None):
     """One line stating how the numbers were scored, to paste into a caption: protocol, AP points, z_center,
     IoU thresholds, region (``region``: False when the inputs were not filtered here), classes and the class
     rule, the frame rule, the confidence threshold, the label version (``unknown`` when not recorded), the
     preset and, when samples failed and were skipped (``excluded``), ``N samples excluded`` and which."""
-    line = 'K-Radar scoring: ' + '; '.join('{} {}'.format(k, v) for k, v in fingerprint_fields(
-        proto, classes, score_threshold, label_version, preset, region))
+    from .presets import azimuth_text
+    ignored = ['{} ignored for {}'.format(b, a) for a, b in proto.similar_classes if a in classes]
+    r = proto.pcd_limit_range
+    where = 'x {:g}..{:g}, y {:g}..{:g}, z {:g}..{:g} m, azimuth {}{}'.format(
+        r[0], r[3], r[1], r[4], r[2], r[5], azimuth_text(proto.azimuth_range),
+        '' if proto.dt_azimuth_filter else ' (GT)') if region else 'as given (not filtered here)'
+    fields = (('protocol', proto.name), ('AP', AP_POINTS[proto.interpolation]),
+              ('z_center', str(float(proto.z_center))),
+              ('IoU', '/'.join('{:g}'.format(v) for v in proto.iou_thresholds)), ('region', where),
+              ('classes', '{} ({})'.format(', '.join(classes), '; '.join(ignored) or 'no ignored class')),
+              ('frames', FRAME_RULES[bool(proto.drop_frames_without_gt)]),
+              ('confidence', threshold_text(score_threshold)),
+              ('labels', label_version or 'unknown'), ('preset', preset or 'none'))
+    line = 'K-Radar scoring: ' + '; '.join('{} {}'.format(k, v) for k, v in fields)
     return line + ('; ' + excluded_text(excluded) if excluded else '')
 
 

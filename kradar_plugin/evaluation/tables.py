@@ -49,11 +49,11 @@ def columns_of(groups):
     return ['total'] + (['weather/' + w for w in WEATHER] if weather else []) + users
 
 
-def rows(groups, classes, iou, delta=False, columns=None, unverified=None):
-    """The table as a header and rows of text cells (blocks AP3D, APBEV, #GT). ``columns``: group names
-    (default :func:`columns_of`); a group without ``gt`` counts prints ``?`` there. ``unverified``: a
-    ``(group, key)`` set of values that may be K-Radar's 0.0 for a class without GT (marked ``(no GT?)``)."""
-    columns = columns_of(groups) if columns is None else list(columns)
+def rows(groups, classes, iou, delta=False, unverified=None):
+    """The table as a header and rows of text cells (blocks AP3D, APBEV, #GT; columns :func:`columns_of`); a
+    group without ``gt`` counts prints ``?`` there. ``unverified``: a ``(group, key)`` set of values that may be
+    K-Radar's 0.0 for a class without GT (marked ``(no GT?)``)."""
+    columns = columns_of(groups)
     header = ['Class'] + [column_title(c) for c in columns]
     body = []
     for title, metric in BLOCKS:
@@ -73,14 +73,13 @@ def rows(groups, classes, iou, delta=False, columns=None, unverified=None):
 CAPTIONS = {'markdown': '{}\n', 'latex': '% {}', 'csv': '# {}'}
 
 
-def render(groups, classes, ious, fmt='markdown', delta=False, caption=None, columns=None, unverified=None):
-    """The tables (one per IoU) in ``fmt``, headed by ``caption`` when given (``columns``, ``unverified``: as
-    :func:`rows`)."""
+def render(groups, classes, ious, fmt='markdown', delta=False, caption=None, unverified=None):
+    """The tables (one per IoU) in ``fmt``, headed by ``caption`` when given (``unverified``: as :func:`rows`)."""
     if fmt not in FORMATS:
         raise ValueError('table format {!r}: choose one of {}'.format(fmt, FORMATS))
     parts = [CAPTIONS[fmt].format(' '.join(caption.split()))] if caption else []
     for iou in ious:
-        header, body = rows(groups, classes, iou, delta, columns, unverified)
+        header, body = rows(groups, classes, iou, delta, unverified)
         parts.append(_FORMATTERS[fmt](header, body))
     return '\n'.join(parts)
 
@@ -111,10 +110,7 @@ def _csv(header, body):
     import csv
     import io
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator='\n')
-    writer.writerow(header)
-    for row in body:
-        writer.writerow(row)
+    csv.writer(buf, lineterminator='\n').writerows([header] + body)
     return buf.getvalue()
 
 

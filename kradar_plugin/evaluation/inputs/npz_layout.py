@@ -20,6 +20,7 @@ import numpy as np
 KIND = 'kradar_npz'
 CONDITION_KEYS = ('road_type', 'capture_time', 'climate', 'sequence')
 _ANNO_KEYS = ('name', 'location', 'dimensions', 'rotation_y', 'truncated', 'occluded', 'alpha', 'bbox', 'score')
+_WIDTHS = {'location': (3,), 'dimensions': (3,), 'bbox': (4,)}   # the trailing shape of the 2-D columns
 
 
 def kind_of(content):
@@ -56,8 +57,7 @@ def annos_side(content, side, fields, check_side):
         return check_side(content, side, fields)
     from kradar_plugin.evaluation.validation import check_columns
     offsets = _expect(content, 'annos')
-    widths = {'location': (3,), 'dimensions': (3,), 'bbox': (4,)}
-    data = dict((k, _rows(content, k, offsets, widths.get(k, ()))) for k in _ANNO_KEYS
+    data = dict((k, _rows(content, k, offsets, _WIDTHS.get(k, ()))) for k in _ANNO_KEYS
                 if k in content and (k != 'score' or side == 'dt_annos'))
     if data['name'].dtype.kind not in 'US':
         raise ValueError("'name' must hold strings, got {}".format(data['name'].dtype))
@@ -88,10 +88,9 @@ def info_columns(content):
     """(GT ``Gathered`` in the info layout, condition rows or None) of an exported infos .npz."""
     from kradar_plugin.evaluation.inputs.kradar_columns import Gathered
     offsets = _expect(content, 'infos')
-    widths = {'location': (3,), 'dimensions': (3,), 'bbox': (4,)}
     arrays = {}
-    for key in ('name', 'location', 'dimensions', 'rotation_y', 'truncated', 'occluded', 'alpha', 'bbox'):
-        arr = _rows(content, key, offsets, widths.get(key, ()))
+    for key in _ANNO_KEYS[:-1]:
+        arr = _rows(content, key, offsets, _WIDTHS.get(key, ()))
         arrays[key] = arr.astype(str) if key == 'name' else np.asarray(arr, dtype=np.float64)
         if key != 'name' and not np.isfinite(arrays[key]).all():
             raise ValueError('{!r} holds values that are not finite'.format(key))
@@ -104,7 +103,7 @@ def info_columns(content):
     return Gathered(arrays, offsets), rows
 
 
-def write(directory, source, kind, columns, offsets, extra=None):
+def write(directory, source, kind, columns, offsets):
     """Write ``directory/<source's name>.npz``; returns its path."""
     from kradar_plugin.files.safe_write import open_for_write
     if not os.path.isdir(directory):
@@ -115,7 +114,6 @@ def write(directory, source, kind, columns, offsets, extra=None):
     base = os.path.splitext(os.path.basename(source.rstrip('/')))[0] or 'input'
     path = os.path.join(directory, base + '.npz')
     arrays = dict((k, np.asarray(v)) for k, v in columns.items())
-    arrays.update(extra or {})
     arrays[KIND] = np.array(kind)
     arrays['offsets'] = np.asarray(offsets, dtype=np.int64)
     for key, value in arrays.items():
