@@ -45,9 +45,7 @@ def mode():
 def call(kernel, *args):
     """Run a registered kernel (its Python function or its dispatcher) compiled when possible."""
     kernel = getattr(kernel, 'py_func', kernel)
-    if _STATE['mode'] is None:
-        _decide()
-    if _STATE['mode'] == 'plain':
+    if mode()[0] == 'plain':
         return kernel(*args)
     dispatcher = kernel.__globals__[kernel.__name__]
     if kernel.__name__ in _STATE['compiled']:
@@ -93,10 +91,10 @@ def _decide():
     _STATE.update(mode='numba', reason=None)
 
 
-def _plain(reason):
+def _plain(reason, mode='plain'):
     for module_globals, name, fn in _KERNELS:
         module_globals[name] = fn
-    _STATE.update(mode='plain', reason=reason, compiled={})
+    _STATE.update(mode=mode, reason=reason, compiled={})
 
 
 def _fall_back(reason):
@@ -116,6 +114,5 @@ def numba_absent():
 
 def reset():
     """Forget the decision (tests): kernels become plain functions until the next :func:`call`."""
-    for module_globals, name, fn in _KERNELS:
-        module_globals[name] = fn
-    _STATE.update(mode=None, reason=None, numba=None, compiled={}, absent=False)
+    _plain(None, mode=None)
+    _STATE.update(numba=None, absent=False)

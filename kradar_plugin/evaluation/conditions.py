@@ -8,6 +8,8 @@ has no group.
 """
 import numpy as np
 
+from ..loading.safe_numpy import short_repr
+
 #: K-Radar's condition values in the order its papers print them (unknown values follow, sorted)
 WEATHER = ('normal', 'overcast', 'fog', 'rain', 'sleet', 'lightsnow', 'heavysnow')
 ROADS = ('urban', 'highway', 'countryside', 'alleyway', 'parkinglots', 'shoulder', 'mountain', 'university')
@@ -52,16 +54,11 @@ def from_infos(infos):
                              'from the sequence\'s description.txt)'.format(i, ', '.join(missing)))
         for k, _, _ in KINDS:
             if not isinstance(info[k], (str, bytes)) and info[k] is not None:
-                raise ValueError('infos[{}][{!r}] = {}: expected text'.format(i, k, _shown(info[k])))
+                raise ValueError('infos[{}][{!r}] = {}: expected text'.format(i, k, short_repr(info[k], 80)))
         row = dict((k, normalize(info[k])) for k, _, _ in KINDS)
         row['sequence'] = sequence_of(info)
         out.append(row)
     return out
-
-
-def _shown(value, width=80):
-    from ..loading.safe_numpy import short_repr
-    return short_repr(value, width)
 
 
 def rows_of(content):
@@ -80,10 +77,15 @@ def rows_of(content):
                    if k in row and row[k] is not None and not isinstance(row[k], str)]
             if missing or bad:
                 raise ValueError('frame {} must be an object with road_type, capture_time and climate as text, '
-                                 'got {}'.format(i, _shown(row)))
+                                 'got {}'.format(i, short_repr(row, 80)))
         return [dict(((k, normalize(r[k])) for k, _, _ in KINDS), sequence=normalize(r.get('sequence')))
                 for r in content]
-    return from_infos(_info_list(content))
+    if isinstance(content, dict) and 'infos' in content:
+        content = content['infos']
+    if not isinstance(content, (list, tuple)):
+        raise ValueError('expected a JSON list of per-frame objects or an info pickle holding a list of '
+                         'per-frame dicts, got {}'.format(type(content).__name__))
+    return from_infos(list(content))
 
 
 def load(path, n_frames, what='--conditions', trusted=False, limits=None):
@@ -97,20 +99,6 @@ def load(path, n_frames, what='--conditions', trusted=False, limits=None):
     return rows
 
 
-def _info_list(infos):
-    if isinstance(infos, dict) and 'infos' in infos:
-        infos = infos['infos']
-    if not isinstance(infos, (list, tuple)):
-        raise ValueError('expected a JSON list of per-frame objects or an info pickle holding a list of '
-                         'per-frame dicts, got {}'.format(type(infos).__name__))
-    return list(infos)
-
-
-def _ordered(values, known):
-    present = set(values)
-    return [v for v in known if v in present] + sorted(v for v in present if v not in known and v)
-
-
 def groups(conditions, frames=None, user_groups=None, groups_only=False):
     """``{group name: frame indices (int64 array)}`` in table order (insertion order): ``total`` then
     weather, road and time groups (conditions None: ``total`` only), then ``group/<name>`` of each user
@@ -121,18 +109,14 @@ def groups(conditions, frames=None, user_groups=None, groups_only=False):
     out = {'total': frames}
     if conditions is None:
         return out
-    if not groups_only:
-        _condition_groups(out, conditions, frames)
+    for key, prefix, known in () if groups_only else KINDS:
+        raw = [conditions[i].get(key) for i in frames.tolist()]
+        spelled = dict((value, normalize(value)) for value in set(raw))
+        values = np.array([spelled[value] for value in raw] or [''], dtype=object)[:len(raw)]
+        present = set(spelled.values())   # known values in their order, then the others sorted
+        for value in [v for v in known if v in present] + sorted(v for v in present if v not in known and v):
+            out['{}/{}'.format(prefix, value)] = frames[values == value]
     if user_groups:
         from .groups import frames_of
         out.update(frames_of(user_groups, conditions, frames))
     return out
-
-
-def _condition_groups(out, conditions, frames):
-    for key, prefix, known in KINDS:
-        raw = [conditions[i].get(key) for i in frames.tolist()]
-        spelled = dict((value, normalize(value)) for value in set(raw))
-        values = np.array([spelled[value] for value in raw] or [''], dtype=object)[:len(raw)]
-        for value in _ordered(set(spelled.values()), known):
-            out['{}/{}'.format(prefix, value)] = frames[values == value]

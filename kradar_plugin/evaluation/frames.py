@@ -26,20 +26,13 @@ class Frames(object):
         text-file keyword of a class, e.g. 'sed' for 'Sedan', counts as its name)."""
         if case_sensitive:
             return [c for c, n in enumerate(self.names) if n == name]
-        spellings = _spellings(name)
+        spellings = (name.lower(), _OTHER_SPELLING.get(name.lower()))
         return [c for c, n in enumerate(self.names) if n.lower() in spellings]
 
 
-def _spellings(name):
-    """Lower-case spellings of a class: the name, and its K-Radar keyword or full name."""
-    lower = name.lower()
-    full = [c.lower() for c in KRADAR_CLASSES]
-    out = set([lower])
-    if lower in full:
-        out.add(KRADAR_KEYWORDS[full.index(lower)])
-    elif lower in KRADAR_KEYWORDS:
-        out.add(full[KRADAR_KEYWORDS.index(lower)])
-    return out
+#: a class's other lower-case spelling: its K-Radar keyword, or a keyword's full name
+_OTHER_SPELLING = dict([(c.lower(), k) for c, k in zip(KRADAR_CLASSES, KRADAR_KEYWORDS)] +
+                       [(k, c.lower()) for c, k in zip(KRADAR_CLASSES, KRADAR_KEYWORDS)])
 
 
 def name_codes(names, max_scan=32):

@@ -31,7 +31,6 @@ class FramePairs(object):
         if len(sizes):
             self.ov_off[1:] = np.cumsum(sizes)[:-1]
         self.total = int(sizes.sum()) if len(sizes) else 0
-        self._all = None
 
     def indices(self, positions):
         """(detection index, GT index) of the pairs at flat ``positions`` (int64 arrays)."""
@@ -41,18 +40,11 @@ class FramePairs(object):
         ng = np.maximum(self.ng[frame], 1)
         return self.dt_off[frame] + local // ng, self.gt_off[frame] + local % ng
 
-    def _every(self):
-        if self._all is None:
-            self._all = self.indices(np.arange(self.total, dtype=np.int64))
-        return self._all
-
-    @property
-    def dt(self):
-        return self._every()[0]
-
-    @property
-    def gt(self):
-        return self._every()[1]
+    def __getattr__(self, name):   # ``dt`` / ``gt``: the indices of every pair, built on first use
+        if name not in ('dt', 'gt'):
+            raise AttributeError(name)
+        self.dt, self.gt = self.indices(np.arange(self.total, dtype=np.int64))
+        return getattr(self, name)
 
 
 def bev_footprints(location, dimensions, rotation_y, yaw_offset):
@@ -108,19 +100,14 @@ def iou_3d(pairs, inter, dt_loc, dt_dims, gt_loc, gt_dims, z_center):
 def image_overlap(boxes_a, boxes_b, criterion=-1):
     """Axis-aligned overlap of pairs ``boxes_a[k]`` / ``boxes_b[k]`` (x1, y1, x2, y2), float64.
 
-    criterion -1: IoU; 0: intersection / area(boxes_a); 1: intersection / area(boxes_b).
+    criterion -1: IoU; 0: intersection / area(boxes_a).
     """
     iw = np.minimum(boxes_a[:, 2], boxes_b[:, 2]) - np.maximum(boxes_a[:, 0], boxes_b[:, 0])
     ih = np.minimum(boxes_a[:, 3], boxes_b[:, 3]) - np.maximum(boxes_a[:, 1], boxes_b[:, 1])
     inter = np.where((iw > 0) & (ih > 0), iw * ih, 0.0)
-    area_a = (boxes_a[:, 2] - boxes_a[:, 0]) * (boxes_a[:, 3] - boxes_a[:, 1])
-    area_b = (boxes_b[:, 2] - boxes_b[:, 0]) * (boxes_b[:, 3] - boxes_b[:, 1])
+    den = (boxes_a[:, 2] - boxes_a[:, 0]) * (boxes_a[:, 3] - boxes_a[:, 1])
     if criterion == -1:
-        den = area_a + area_b - inter
-    elif criterion == 0:
-        den = area_a
-    else:
-        den = area_b
+        den = den + (boxes_b[:, 2] - boxes_b[:, 0]) * (boxes_b[:, 3] - boxes_b[:, 1]) - inter
     out = np.zeros(inter.shape, dtype=np.float64)
     ok = inter > 0
     out[ok] = inter[ok] / den[ok]

@@ -46,10 +46,6 @@ def _range_items(items, where):
     return out
 
 
-def _is_split_file(text):
-    return text.endswith('.txt') or os.sep in text or '/' in text
-
-
 def sequences_of(value, where, base_dir=None):
     """The sequence numbers (frozenset) of a group's value: '1-20,22', a list of numbers and ranges, or a split
     list path (relative to ``base_dir``). ``where`` names the group in errors."""
@@ -61,7 +57,7 @@ def sequences_of(value, where, base_dir=None):
         raise ValueError('{}: expected sequence numbers and ranges (1-20,22) or a split list file, got {}'.format(
             where, type(value).__name__))
     text = value.strip()
-    if _is_split_file(text):
+    if text.endswith('.txt') or os.sep in text or '/' in text:   # a split list file
         from kradar_plugin.files.splits import read_split
         path = text if os.path.isabs(text) or base_dir is None else os.path.join(base_dir, text)
         return frozenset(int(e.sequence) for e in read_split(path))

@@ -16,9 +16,7 @@ HOW_TO = ("get them with `kradar-create-data --label-version v2.0 --labels-dir <
 
 def label_versions(infos):
     """The sorted label versions the infos record (None for frames that record none)."""
-    seen = set()
-    for info in infos:
-        seen.add(info.get('label_version') if isinstance(info, dict) else None)
+    seen = set(info.get('label_version') if isinstance(info, dict) else None for info in infos)
     return sorted(seen, key=lambda v: (v is None, v or ''))
 
 

@@ -129,9 +129,6 @@ class Protocol(object):
     def __eq__(self, other):
         return isinstance(other, Protocol) and self.as_dict() == other.as_dict()
 
-    def __ne__(self, other):
-        return not self == other
-
     def __hash__(self):
         return hash(tuple(sorted((k, repr(v)) for k, v in self.as_dict().items())))
 
@@ -215,12 +212,7 @@ def get_protocol(protocol='legacy', *, iou_mode='all', **overrides):
             raise ValueError('give either iou_mode={!r} or iou_thresholds={!r}, not both'.format(
                 iou_mode, overrides['iou_thresholds']))
         overrides = dict(overrides, iou_thresholds=IOU_MODES[iou_mode])
-    if isinstance(protocol, Protocol):
-        base = protocol
-    elif protocol is None:
-        base = PROTOCOLS['legacy']
-    else:
-        if protocol not in PROTOCOLS:
-            raise ValueError('unknown protocol {!r}; choose one of {}'.format(protocol, PROTOCOL_NAMES))
-        base = PROTOCOLS[protocol]
+    if protocol is not None and not isinstance(protocol, Protocol) and protocol not in PROTOCOLS:
+        raise ValueError('unknown protocol {!r}; choose one of {}'.format(protocol, PROTOCOL_NAMES))
+    base = protocol if isinstance(protocol, Protocol) else PROTOCOLS[protocol or 'legacy']
     return base.replace(**overrides) if overrides else base

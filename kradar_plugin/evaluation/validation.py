@@ -19,7 +19,7 @@ class EvaluationInputWarning(UserWarning):
 
 
 _GEOMETRY = (('location', 3), ('dimensions', 3), ('rotation_y', 0))
-_OPTIONAL = (('truncated', 0, 0.0), ('occluded', 0, 0), ('alpha', 0, -10.0), ('bbox', 4, None))
+_OPTIONAL = (('truncated', 0, 0.0), ('occluded', 0, 0), ('alpha', 0, -10.0), ('bbox', 4, FAKE_2D_BOX))
 _NUMERIC = ('truncated', 'occluded', 'alpha', 'bbox', 'location', 'dimensions', 'rotation_y', 'score')
 _EMPTY_NAMES = np.zeros(0, dtype='<U1')
 
@@ -43,6 +43,11 @@ def _as_field(frame, key, width, n, side, index, dtype):
                              'have the same length)'.format(side, index, key, got, 'name', n))
         raise ValueError('{}[{}][{!r}]: expected shape {}, got {}'.format(side, index, key, want, arr.shape))
     return arr
+
+
+def _filled(default, n):
+    """``n`` rows of an optional field's default (a number, or the fake 2D box)."""
+    return np.tile(np.asarray(default, dtype=np.float64), (n, 1) if np.ndim(default) else n)
 
 
 def _fast_side(annos, need_score, repairs, optional):
@@ -70,21 +75,17 @@ def _fast_side(annos, need_score, repairs, optional):
         if name_arr is None or name_arr.shape != (total,):
             return None
         data = {'name': name_arr.astype(str)}
-        fields = list(_GEOMETRY) + ([('score', 0)] if need_score else [])
+        columns = [(key, width, None) for key, width in _GEOMETRY + ((('score', 0),) if need_score else ())]
         for key, width, default in optional:
             try:
-                values = [a[key] for a in annos]
+                columns.append((key, width, [a[key] for a in annos]))
             except KeyError:
                 if any(key in a for a in annos):
                     return None
                 repairs.add(key)
-                data[key] = (np.tile(np.asarray(FAKE_2D_BOX, dtype=np.float64), (total, 1)) if key == 'bbox'
-                             else np.full(total, default, dtype=np.float64))
-                continue
-            fields.append((key, width, values))
-        for field in fields:
-            key, width = field[0], field[1]
-            values = field[2] if len(field) == 3 else [a[key] for a in annos]
+                data[key] = _filled(default, total)
+        for key, width, values in columns:
+            values = [a[key] for a in annos] if values is None else values
             want = (total, width) if width else (total,)
             arr = gather(values)
             if arr is None:
@@ -130,25 +131,16 @@ def _check_side(annos, side, need_score, repairs, optional=_OPTIONAL):
         if need_score:
             fields['score'].append(_as_field(frame, 'score', 0, n, side, index, np.float64))
         for key, width, default in optional:
-            if key in frame:
-                fields[key].append(_as_field(frame, key, width, n, side, index, np.float64))
-            else:
+            if key not in frame:
                 repairs.add('{}.{}'.format(side, key))
-                if key == 'bbox':
-                    fields[key].append(np.tile(np.asarray(FAKE_2D_BOX, dtype=np.float64), (n, 1)))
-                else:
-                    fields[key].append(np.full(n, default, dtype=np.float64))
-    offsets = offsets_of(counts)
-    data = {}
-    for key, parts in fields.items():
-        if not parts:
-            continue
-        data[key] = np.concatenate(parts, axis=0) if n_frames else parts
+            fields[key].append(_as_field(frame, key, width, n, side, index, np.float64) if key in frame
+                               else _filled(default, n))
+    data = dict((key, np.concatenate(parts, axis=0)) for key, parts in fields.items() if parts)
     if n_frames == 0:
         data = {'name': _EMPTY_NAMES, 'location': np.zeros((0, 3)), 'dimensions': np.zeros((0, 3)),
                 'rotation_y': np.zeros(0), 'truncated': np.zeros(0), 'occluded': np.zeros(0),
                 'alpha': np.zeros(0), 'bbox': np.zeros((0, 4)), 'score': np.zeros(0)}
-    return _check_values(data, offsets, side)
+    return _check_values(data, offsets_of(counts), side)
 
 
 def _check_values(data, offsets, side):
@@ -316,11 +308,7 @@ def resolve_classes(current_classes):
     if not known:
         raise ValueError('current_classes={!r}: no K-Radar class to evaluate (known: {})'.format(
             list(current_classes), list(KRADAR_CLASSES)))
-    unique = []
-    for cls in known:
-        if cls not in unique:
-            unique.append(cls)
-    return tuple(unique)
+    return tuple(sorted(set(known), key=known.index))   # each once, in the order given
 
 
 #: what a dataset's evaluation in a run scores (both adapters' default; an offline command repeats it): 2D, BEV, 3D

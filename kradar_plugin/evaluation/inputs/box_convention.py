@@ -118,16 +118,12 @@ def installed_mmdet3d_version():
     return match.group(1) if match else None
 
 
-def installed_box_convention():
-    """The installed mmdet3d's convention; 'mmdet3d<1.0' without mmdet3d (EchoFusion's pin is 0.17.3) or
-    with a version that cannot be parsed."""
-    return mmdet3d_box_convention(installed_mmdet3d_version()) or CONVENTION_WITHOUT_MMDET3D
-
-
 def resolve_box_convention(box_convention=None):
-    """A valid convention name: ``box_convention`` itself, or the installed mmdet3d's for None."""
-    check_box_convention(box_convention)
-    return installed_box_convention() if box_convention is None else box_convention
+    """A valid convention name: ``box_convention`` itself, or for None the installed mmdet3d's ('mmdet3d<1.0'
+    without mmdet3d, EchoFusion's pin is 0.17.3, or with a version that cannot be parsed)."""
+    if check_box_convention(box_convention) is not None:
+        return box_convention
+    return mmdet3d_box_convention(installed_mmdet3d_version()) or CONVENTION_WITHOUT_MMDET3D
 
 
 def limit_period(val, offset=0.5, period=2 * np.pi):
@@ -180,11 +176,7 @@ def recorded_mmdet3d_version(source):
     with ``mmdet3d_version``); None when nothing records it (EchoFusion's info lists do not)."""
     if not isinstance(source, dict):
         return None
-    value = source.get('mmdet3d_version')
-    if value:
-        return str(value)
-    for key in _META_KEYS:
-        inner = source.get(key)
+    for inner in [source] + [source.get(key) for key in _META_KEYS]:
         if isinstance(inner, dict) and inner.get('mmdet3d_version'):
             return str(inner['mmdet3d_version'])
     return None

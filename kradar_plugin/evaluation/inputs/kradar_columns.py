@@ -34,10 +34,6 @@ class Gathered(object):
         self.offsets = offsets
         self.n_frames = len(offsets) - 1
 
-    def frame_of_rows(self):
-        """(rows,) int64: the frame of every row."""
-        return np.repeat(np.arange(self.n_frames, dtype=np.int64), np.diff(self.offsets))
-
 
 def _rows(value, trailing, where, key, n):
     try:
@@ -179,7 +175,9 @@ def in_roi(centers, pcd_limit_range, azimuth_range):
 
 
 def _counts(frames, keep):
-    return np.bincount(frames.frame_of_rows()[keep], minlength=frames.n_frames).astype(np.int64)
+    """Kept rows per frame of a :class:`Gathered`."""
+    owner = np.repeat(np.arange(frames.n_frames, dtype=np.int64), np.diff(frames.offsets))
+    return np.bincount(owner[keep], minlength=frames.n_frames).astype(np.int64)
 
 
 def gt_columns(gt, class_names, pcd_limit_range, azimuth_range):

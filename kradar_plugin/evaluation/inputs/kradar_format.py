@@ -14,16 +14,13 @@ from kradar_plugin.evaluation.inputs.kradar_columns import dt_columns, gather_in
 from kradar_plugin.evaluation.protocols import ECHOFUSION_AZIMUTH_RANGE, ECHOFUSION_PCD_LIMIT_RANGE
 
 
-def _index(frame_index):
-    return ['?' if frame_index is None else frame_index]
-
-
 def info_to_gt_anno(info, class_names=('Sedan',), pcd_limit_range=ECHOFUSION_PCD_LIMIT_RANGE,
                     azimuth_range=ECHOFUSION_AZIMUTH_RANGE, frame_index=None):
     """One info's ``annos`` -> evaluator GT layout, filtered like EchoFusion's ``format_anno``
     (the result may hold zero objects; whether such a frame is kept is the protocol's business).
     The evaluator's fields only; missing optional ones filled (truncated, occluded, alpha 0, fake bbox)."""
-    data, _ = gt_columns(gather_infos([info], _index(frame_index)), class_names, pcd_limit_range, azimuth_range)
+    data, _ = gt_columns(gather_infos([info], ['?' if frame_index is None else frame_index]), class_names,
+                         pcd_limit_range, azimuth_range)
     return data
 
 
@@ -41,7 +38,7 @@ def result_to_dt_anno(result, class_names, pcd_limit_range=ECHOFUSION_PCD_LIMIT_
     label's centre z where mmdet3d expects the bottom, so a model trained on it outputs centre z there
     and the value is used as is; pass ``dt_z_is_bottom=True`` for a model whose z really is the bottom.
     """
-    frames = gather_result_frames([result], tuple(class_names), _index(frame_index))
+    frames = gather_result_frames([result], tuple(class_names), ['?' if frame_index is None else frame_index])
     data, _ = dt_columns(frames, tuple(class_names), pcd_limit_range, azimuth_range, dt_z_is_bottom,
                          resolve_box_convention(box_convention))
     return data

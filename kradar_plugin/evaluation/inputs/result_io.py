@@ -76,17 +76,12 @@ def unwrap_result(res, where):
         if not isinstance(res, dict):
             raise ValueError("{}: 'pts_bbox' is a {}, expected a dict".format(where, type(res).__name__))
     missing = [k for k in RESULT_KEYS if k not in res]
-    if missing:
+    if missing:   # the keys present as a short text (keys of any type, no huge int converted)
+        from kradar_plugin.loading.safe_numpy import short_repr
+        keys = '[' + ', '.join(sorted(short_repr(k, 40) for k in res)) + ']'
         raise ValueError('{}: missing {} (keys present: {}); expected {} or {{"pts_bbox": {{...}}}}'.format(
-            where, missing, _short_keys(res), list(RESULT_KEYS)))
+            where, missing, keys if len(keys) <= 300 else keys[:297] + '...', list(RESULT_KEYS)))
     return res
-
-
-def _short_keys(res):
-    """The keys of a dict as a short text (keys of any type, no huge int converted)."""
-    from kradar_plugin.loading.safe_numpy import short_repr
-    text = '[' + ', '.join(sorted(short_repr(k, 40) for k in res)) + ']'
-    return text if len(text) <= 300 else text[:297] + '...'
 
 
 def frame_arrays(res, where):
