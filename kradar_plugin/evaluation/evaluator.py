@@ -333,28 +333,21 @@ class KRadarEvaluator(object):
         preset = get_preset(self.preset) if self.preset else None
         region = (None, tuple(ECHOFUSION_PCD_LIMIT_RANGE)) + ((tuple(preset.pcd_limit_range),) if preset else ())
         azimuth = (None, tuple(ECHOFUSION_AZIMUTH_RANGE)) + ((tuple(preset.azimuth_range),) if preset else ())
-        if self.pcd_limit_range not in region and not self.benchmark:
-            return None
-        if self.azi_limit_range not in azimuth:   # --preset sets its own; EchoFusion's is the default
-            return None
+        if (self.pcd_limit_range not in region and not self.benchmark) or self.azi_limit_range not in azimuth:
+            return None   # (--preset sets its own region and azimuth; EchoFusion's are the default)
         names = [p.name for p in self.protocols]
         parts = ['kradar-eval', '--infos', infos_path, '--results', results_path, '--classes'] + list(self.classes)
         parts += ['--protocol', names[0] if len(names) == 1 else 'all', '--eval-types'] + list(self.eval_types)
-        if self.iou_mode != 'all':
-            parts += ['--iou-mode', self.iou_mode]
-        if self.benchmark:
-            parts += ['--benchmark', self.benchmark]
-        if self.preset:
-            parts += ['--preset', self.preset]
+        parts += ['--iou-mode', self.iou_mode] if self.iou_mode != 'all' else []
+        parts += ['--benchmark', self.benchmark] if self.benchmark else []
+        parts += ['--preset', self.preset] if self.preset else []
         if self.score_thresholds != (None,):
             parts += ['--score-threshold'] + ['{!r}'.format(t) for t in self.score_thresholds]
-        if self.bootstrap:
-            parts += ['--bootstrap', str(self.bootstrap), '--seed', str(self.seed)]
+        parts += ['--bootstrap', str(self.bootstrap), '--seed', str(self.seed)] if self.bootstrap else []
         parts += [p for g in self.user_groups for p in ('--group', group_option(g))]
         parts += ['--groups-only'] if self.groups_only and self.user_groups else []
         parts.append('--box-convention={}'.format(resolve_box_convention(self.box_convention)))
-        if self.dt_z_is_bottom:
-            parts.append('--dt-z-is-bottom')
+        parts += ['--dt-z-is-bottom'] if self.dt_z_is_bottom else []
         if self.kradar_root:   # a relabelled evaluation
             parts += ['--kradar-root'] + list(self.kradar_root)
             parts += ['--label-version', str(self.label_version)] if self.label_version else []
