@@ -11,13 +11,15 @@ from ..facts.result import CheckResult  # a namedtuple, stdlib only
 __all__ = ['CheckResult']
 
 
-def run_checks(*args, **kwargs):
+def run_checks(assume=None, config=None, train_script=None, compile_test=False, quick=False, probes=None,
+               checkpoint=None, probe_model=False):
     """Run every check; see kradar_plugin.doctor.checks.run_checks."""
     from .checks import run_checks
-    return run_checks(*args, **kwargs)
+    return run_checks(assume=assume, config=config, train_script=train_script, compile_test=compile_test,
+                      quick=quick, probes=probes, checkpoint=checkpoint, probe_model=probe_model)
 
 
-def format_report(*args, **kwargs):
+def format_report(results, statuses=None, color=False):
     """Human-readable report; see kradar_plugin.doctor.report.format_report."""
     from .report import format_report
-    return format_report(*args, **kwargs)
+    return format_report(results, statuses=statuses, color=color)
