@@ -73,7 +73,7 @@ def _evaluations(args):
     else:
         _warn_label_version(args, [None])
     fields = fields_read(names, args.iou_mode, args.eval_types, **overrides)
-    limits = None if args.kitti_dir else load_limits(args)
+    limits = None if args.kitti_dir else load_limits(args)   # --kitti-dir: --conditions under the settings' limits
     other = conditions = None
     if args.kitti_dir:   # conditions from its desc/ files; then evaluated as annotation pickles are
         gt = check_columns('gt_annos', folder.gt[0], folder.gt[1], fields)
