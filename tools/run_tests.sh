@@ -16,9 +16,10 @@
 #               default 2; --dist loadgroup keeps each group of tests/conftest.py on one worker); then the
 #               launches of the 1.x, EchoFusion and 2.0 stacks, one stack after the other
 #   background  the .venv-echofusion, then .venv-mm2 builds (from the wheel cache, else mmcv-full 1.4.0,
-#               mmdet3d 0.17.3's ops and mmcv 2.1 compiled from source), under `nice -n 19`; and in one process
-#               under `nice -n 10`, one part after the other: the numpy-2 core, the EchoFusion stack's and the
-#               2.0 stack's tests that launch nothing (each when its environment is built)
+#               mmdet3d 0.17.3's ops and mmcv 2.1 compiled from source), under `nice -n 19`; and under
+#               `nice -n 10` on $TEST_WORKERS xdist workers, one part after the other: the numpy-2 core, the
+#               EchoFusion stack's and the 2.0 stack's tests that launch nothing (each when its environment is
+#               built): beside a launch they take the idle core, once the launches have ended both cores
 # Every part runs even when an earlier one failed; the exit status is non-zero if any failed. Phase times are
 # printed as "[test] M min S s: ...", the background parts' logs at the end.
 #
@@ -112,17 +113,18 @@ built() {
 parallel "1.x suite ($VENV)" "$VENV/bin/python" $FULL_TESTS
 
 # From here the launches run in the foreground, one at a time, and leave about a core idle (process start-up,
-# rendezvous, the launchers' polling). Every stack's tests that launch nothing run one after the other in one
-# background process beside them, niced below the launches and above the builds: the numpy-2 core, then the
+# rendezvous, the launchers' polling). Every stack's tests that launch nothing run one part after the other in
+# the background beside them, niced below the launches and above the builds: the numpy-2 core, then the
 # EchoFusion stack's once it is built, then the 2.0 stack's. Each writes its log and exit status; they are
 # waited for and summarised at the end.
-# background NAME LOG PYTHON PATHS...: one part's tests that launch nothing, in one process
+# background NAME LOG PYTHON PATHS...: one part's tests that launch nothing, on $WORKERS xdist workers under
+# nice 10: beside a launch they take the idle core; once the launches have ended, both
 background() {
   local name=$1 log=$2 py=$3 rc marks="not launch and not bench${SKIP_MARK:+ and not ($SKIP_MARK)}"
   shift 3
-  stamp "$name: the tests that launch nothing, in the background (log: $log)" > "$log"
+  stamp "$name: the tests that launch nothing, in the background (-n $WORKERS; log: $log)" > "$log"
   # shellcheck disable=SC2086
-  nice -n 10 "$py" -m pytest $PYTEST_FLAGS -m "$marks" "$@" >> "$log" 2>&1; rc=$?
+  nice -n 10 "$py" -m pytest $PYTEST_FLAGS -n "$WORKERS" --dist loadgroup -m "$marks" "$@" >> "$log" 2>&1; rc=$?
   stamp "$name: the tests that launch nothing ended (exit status $rc)" >> "$log"
   echo "$rc" > "$log.status"
 }
