@@ -67,20 +67,19 @@ def _evaluations(args):
         raise ValueError('--bootstrap must be >= 0, got {}'.format(args.bootstrap))
     if infos_mode:
         return _evaluate_results(args, names, overrides, make_bar)
-    if args.kitti_dir:   # K-Radar's prediction folder read into columns, frames paired by file name
+    fields = fields_read(names, args.iou_mode, args.eval_types, **overrides)
+    other = None
+    if args.kitti_dir:   # K-Radar's prediction folder read into columns (frames paired by file name), conditions
+        # from its desc/ files; then evaluated as annotation pickles are. --conditions: the settings' limits.
         from kradar_plugin.files.kitti_folders import read_folder
         folder = read_folder(args.kitti_dir, progress=lambda n: make_bar(n, not args.no_progress))
-    else:
-        _warn_label_version(args, [None])
-    fields = fields_read(names, args.iou_mode, args.eval_types, **overrides)
-    limits = None if args.kitti_dir else load_limits(args)   # --kitti-dir: --conditions under the settings' limits
-    other = conditions = None
-    if args.kitti_dir:   # conditions from its desc/ files; then evaluated as annotation pickles are
         gt = check_columns('gt_annos', folder.gt[0], folder.gt[1], fields)
         dt = check_columns('dt_annos', folder.dt[0], folder.dt[1], fields)
-        conditions = folder.conditions
+        conditions, limits = folder.conditions, None
         _warn_label_version(args, [None])
     else:
+        _warn_label_version(args, [None])
+        conditions, limits = None, load_limits(args)
         gt, dt = read_checked(args.gt_annos, args.dt_annos, fields, meanwhile=lambda: warm_up(
             names, args.iou_mode, args.eval_types, **overrides), trusted=args.trust_pickle, limits=limits,
             export=args.export)
