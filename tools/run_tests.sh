@@ -49,13 +49,19 @@ failed=()
 # PYTHON PATHS...: the launch tests, one at a time; suite: both. pytest's exit status 5 (nothing selected: a
 # part without launches) is no failure; a failure is recorded under NAME.
 passed() { [ "$1" -eq 0 ] || [ "$1" -eq 5 ]; }
-# SKIP_MARK (a pytest marker expression, default none) leaves more out of a part's tests that launch nothing.
+# no_launch PYTHON PATHS...: pytest on the tests that launch nothing, on $WORKERS xdist workers (under
+# `nice -n $NICE` when NICE is set); SKIP_MARK (a pytest marker expression, default none) leaves more out.
+no_launch() {
+  local py=$1 marks="not launch and not bench${SKIP_MARK:+ and not ($SKIP_MARK)}"
+  shift
+  # shellcheck disable=SC2086
+  ${NICE:+nice -n $NICE} "$py" -m pytest $PYTEST_FLAGS -n "$WORKERS" --dist loadgroup -m "$marks" "$@"
+}
 parallel() {
-  local name=$1 py=$2 rc marks="not launch and not bench${SKIP_MARK:+ and not ($SKIP_MARK)}"
+  local name=$1 py=$2 rc
   shift 2
   stamp "$name: the tests that launch nothing (-n $WORKERS${SKIP_MARK:+, not $SKIP_MARK})"
-  # shellcheck disable=SC2086
-  "$py" -m pytest $PYTEST_FLAGS -n "$WORKERS" --dist loadgroup -m "$marks" "$@"; rc=$?
+  no_launch "$py" "$@"; rc=$?
   passed $rc || failed+=("$name: the tests that launch nothing")
   passed $rc
 }
@@ -120,11 +126,10 @@ parallel "1.x suite ($VENV)" "$VENV/bin/python" $FULL_TESTS
 # background NAME LOG PYTHON PATHS...: one part's tests that launch nothing, on $WORKERS xdist workers under
 # nice 10: beside a launch they take the idle core; once the launches have ended, both
 background() {
-  local name=$1 log=$2 py=$3 rc marks="not launch and not bench${SKIP_MARK:+ and not ($SKIP_MARK)}"
+  local name=$1 log=$2 py=$3 rc
   shift 3
   stamp "$name: the tests that launch nothing, in the background (-n $WORKERS; log: $log)" > "$log"
-  # shellcheck disable=SC2086
-  nice -n 10 "$py" -m pytest $PYTEST_FLAGS -n "$WORKERS" --dist loadgroup -m "$marks" "$@" >> "$log" 2>&1; rc=$?
+  NICE=10 no_launch "$py" "$@" >> "$log" 2>&1; rc=$?
   stamp "$name: the tests that launch nothing ended (exit status $rc)" >> "$log"
   echo "$rc" > "$log.status"
 }
