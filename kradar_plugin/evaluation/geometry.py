@@ -31,6 +31,7 @@ class FramePairs(object):
         if len(sizes):
             self.ov_off[1:] = np.cumsum(sizes)[:-1]
         self.total = int(sizes.sum()) if len(sizes) else 0
+        self._all = None
 
     def indices(self, positions):
         """(detection index, GT index) of the pairs at flat ``positions`` (int64 arrays)."""
@@ -40,11 +41,19 @@ class FramePairs(object):
         ng = np.maximum(self.ng[frame], 1)
         return self.dt_off[frame] + local // ng, self.gt_off[frame] + local % ng
 
-    def __getattr__(self, name):   # ``dt`` / ``gt``: the indices of every pair, built on first use
-        if name not in ('dt', 'gt'):
-            raise AttributeError(name)
-        self.dt, self.gt = self.indices(np.arange(self.total, dtype=np.int64))
-        return getattr(self, name)
+    def _every(self):
+        """(detection indices, GT indices) of every pair, built on first use."""
+        if self._all is None:
+            self._all = self.indices(np.arange(self.total, dtype=np.int64))
+        return self._all
+
+    @property
+    def dt(self):
+        return self._every()[0]
+
+    @property
+    def gt(self):
+        return self._every()[1]
 
 
 def bev_footprints(location, dimensions, rotation_y, yaw_offset):
