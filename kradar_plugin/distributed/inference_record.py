@@ -152,7 +152,12 @@ class RecordState(object):
     ``files`` (those read and matching)."""
 
     def __init__(self):
-        self.done, self.failures, self.torn, self.foreign, self.files, self.complete = {}, {}, [], [], [], None
+        self.done = {}
+        self.failures = {}
+        self.torn = []
+        self.foreign = []
+        self.files = []
+        self.complete = None
 
 
 def _chunks(data):

@@ -161,7 +161,11 @@ class InferenceSession(object):
         self.decode = decode or (lambda r: r)
         self.sync = sync or (lambda: None)
         self.gather = gather or (lambda obj: [obj])
-        self.writer, self.busy, self.current, self.inferred, self.resumed = None, False, None, 0, 0
+        self.writer = None
+        self.busy = False
+        self.current = None
+        self.inferred = 0
+        self.resumed = 0
         self.previous, self.caught = None, False   # the SIGTERM handler this session replaced
         self.failures = []          # this rank's failed samples (dicts)
         self.excluded = []          # every rank's, after the loop (skip mode)

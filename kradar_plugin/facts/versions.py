@@ -48,7 +48,10 @@ class Version(object):
             stage = (_STAGE['dev'], int(match.group('dev_n') or 0))
         else:
             stage = (0, 0)
-        self.text, self.release, self.stage, self.local = text.strip(), tuple(release), stage, match.group('local')
+        self.text = text.strip()
+        self.release = tuple(release)
+        self.stage = stage
+        self.local = match.group('local')
 
     def _key(self):
         return (self.release, self.stage)

@@ -161,7 +161,10 @@ def read_folder(path, progress=None):
     bar = progress(len(ids)) if progress is not None else None
     if bar is not None:
         bar.start(len(ids), 'reading {}'.format(os.path.basename(os.path.normpath(path))))
-    gt, dt, conditions, pairs = _Side('GT'), _Side('prediction'), [], 0
+    gt = _Side('GT')
+    dt = _Side('prediction')
+    conditions = []
+    pairs = 0
     for k, i in enumerate(ids):
         name = '{:06d}.txt'.format(i)
         n_gt = gt.add(os.path.join(gt_dir, name))

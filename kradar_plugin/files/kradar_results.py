@@ -85,7 +85,10 @@ def _threshold(text, path, line):
 def parse_results(text, path):
     """:class:`PrintedResults` of the text of a ``complete_results.txt`` (``path`` names it in errors)."""
     lines = text.splitlines()
-    blocks, notes, seen, n = [], [], {}, 0
+    blocks = []
+    notes = []
+    seen = {}
+    n = 0
     while n < len(lines):
         raw = lines[n].strip()
         if not raw or raw.startswith('#'):

@@ -83,7 +83,10 @@ class _Dtype(object):
         self.itemsize = self.size * 4 if self.kind == 'U' else self.size     # 'U5' holds 5 characters
         if self.kind in 'SU' and not 0 < self.itemsize <= MAX_ITEMSIZE:
             _refuse('numpy.dtype({!r}): item size out of range'.format(arg))
-        self.order, self.built, self._dtype, self._info = '|', False, None, None
+        self.order = '|'
+        self.built = False
+        self._dtype = None
+        self._info = None
 
     def __setstate__(self, state):
         if self.built:
@@ -98,7 +101,10 @@ class _Dtype(object):
             _refuse('numpy dtype state {!r}'.format(short_repr(state)))
         if self.kind in 'SU' and elsize != self.itemsize:
             _refuse('numpy dtype state: item size {} for {}{}'.format(elsize, self.kind, self.size))
-        self.order, self.built, self._dtype, self._info = order, True, None, None
+        self.order = order
+        self.built = True
+        self._dtype = None
+        self._info = None
 
     def dtype(self):
         if self._dtype is None:
@@ -222,7 +228,10 @@ def _rebuild(arrays, limit):
     copied once into one buffer (each array's bytes at an 8-byte-aligned offset) and each array is an
     ``ndarray`` of its checked shape and dtype over its own bytes of that buffer; an object array is made
     from its list of plain values. Each _Array then holds ``[ndarray, element count]``."""
-    shapes, pending, chunks, offset = {}, [], [], 0
+    shapes = {}
+    pending = []
+    chunks = []
+    offset = 0
     for array in arrays:
         if len(array) != 1:
             _refuse('an array without its state' if not array else 'an array given a state twice')

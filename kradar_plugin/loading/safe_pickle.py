@@ -223,7 +223,12 @@ class _Settler(object):
         if depth > MAX_DEPTH:
             _refuse('containers nested more than {} deep'.format(MAX_DEPTH))
         done[key] = _ACTIVE
-        count, limit, value, container, deeper, new = 1, self.limit, self.value, self.container, depth + 1, x
+        count = 1
+        limit = self.limit
+        value = self.value
+        container = self.container
+        deeper = depth + 1
+        new = x
         if t is list:
             for i, v in enumerate(x):
                 tv = type(v)

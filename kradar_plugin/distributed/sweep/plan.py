@@ -155,8 +155,11 @@ class Watcher(object):
     def __init__(self, watch, idle_s, final_epoch=None, done=None, clock=None, list_files=None,
                  settle_s=runner_options.OPTION['eval_watch_poll'].default):
         import time
-        self.wall_clock, self.settle_s, self.watch, self.idle_s, self.final_epoch = (time.time, settle_s, watch,
-                                                                                     idle_s, final_epoch)
+        self.wall_clock = time.time
+        self.settle_s = settle_s
+        self.watch = watch
+        self.idle_s = idle_s
+        self.final_epoch = final_epoch
         self.done = done or (lambda path, state: False)
         self.clock = clock or time.time
         self.list_files = list_files or (lambda: watched_files(watch))
