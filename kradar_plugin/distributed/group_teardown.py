@@ -1,16 +1,26 @@
 """Destroy the process group that our CPU launch initialised, before the interpreter shuts down.
 
 A gloo process group still alive at interpreter exit can abort a rank whose work all succeeded ("terminate
-called without an active exception", exit code -6): gloo's C++ threads are torn down after the interpreter, and
-the launcher then reports a failed rank for a completed run. Seen on mmengine's eval-only launch with torch 2.x
-(gloo, two processes). Where kradar_plugin creates the group (the CPU/gloo launches of both adapters), it
-destroys it from an ``atexit`` handler, which runs while the interpreter is still whole. Fail-fast leaves with
-``os._exit`` and skips it, as it must: a lost peer could make the teardown wait.
+called without an active exception", exit code -6): a gloo worker thread that releases a finished collective's
+tensors needs the GIL, and during interpreter finalization a thread that asks for it is ended inside C++ code
+that must not be left that way. Seen on mmengine's eval-only launch with torch 2.0 (gloo, two processes).
+Where kradar_plugin creates the group (the CPU/gloo launches of both adapters), it destroys it from an
+``atexit`` handler, which runs while the interpreter is still whole.
+
+``destroy_process_group`` only forgets the group: a ``DistributedDataParallel`` wrapper still holds it (its
+``process_group``, its reducer and the reducer's logger), and the wrapper outlives the run when anything keeps
+the runner alive to the end (on mmdet3d 1.4, trimesh keeps the traceback of a failed optional import made while
+the runner was built, frames and all). So the handler also drops those three attributes of every wrapper that
+holds the group: the group's worker threads are then joined in the handler. The run is over; the wrappers'
+modules stay usable. Fail-fast leaves with ``os._exit`` and skips all this, as it must: a lost peer could make
+the teardown wait.
 """
 import atexit
+import gc
 import sys
 
 _REGISTERED = []
+_WRAPPER_HOLDS = ('reducer', 'logger', 'process_group')
 
 
 def destroy_at_exit():
@@ -21,12 +31,30 @@ def destroy_at_exit():
 
 
 def destroy_process_group():
-    """``torch.distributed.destroy_process_group()`` when a group is initialised; an error is one line on
-    stderr (the run's work is done: exiting must not fail because of the teardown)."""
+    """``torch.distributed.destroy_process_group()`` when a group is initialised, then the wrappers' holds on
+    it dropped (module docstring); an error is one line on stderr (the run's work is done: exiting must not
+    fail because of the teardown)."""
     try:
         import torch.distributed as dist
-        if dist.is_available() and dist.is_initialized():
-            dist.destroy_process_group()
+        if not (dist.is_available() and dist.is_initialized()):
+            return
+        group = dist.distributed_c10d._get_default_group()
+        dist.destroy_process_group()
+        if sys.getrefcount(group) > 2:         # held by more than ``group`` and the call's argument
+            release_wrappers(group)
     except Exception as exc:  # noqa: BLE001 - reported, never raised at exit
         sys.stderr.write('kradar_plugin: destroying the process group at exit failed ({}: {})\n'.format(
             type(exc).__name__, exc))
+
+
+def release_wrappers(group):
+    """Drop ``reducer``, ``logger`` and ``process_group`` from every ``DistributedDataParallel`` that holds
+    ``group``; returns how many wrappers held it."""
+    from torch.nn.parallel import DistributedDataParallel
+    wrappers = [owner for held_in in gc.get_referrers(group) if isinstance(held_in, dict)
+                for owner in gc.get_referrers(held_in)
+                if isinstance(owner, DistributedDataParallel) and getattr(owner, '__dict__', None) is held_in]
+    for wrapper in wrappers:
+        for name in _WRAPPER_HOLDS:
+            wrapper.__dict__.pop(name, None)
+    return len(wrappers)

@@ -6,5 +6,6 @@ from tests.distributed.test_group_teardown import check_teardown
 pytestmark = [pytest.mark.mm2]
 
 
-def test_the_mmengine_cpu_group_is_destroyed_at_exit():
-    check_teardown('mmengine')
+@pytest.mark.parametrize('kept', ['nothing', 'wrapper'])
+def test_the_mmengine_cpu_group_is_destroyed_at_exit(kept):
+    check_teardown('mmengine', kept)
