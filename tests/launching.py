@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+from queue import Empty
 
 from kradar_plugin import runner_options
 
@@ -63,6 +64,28 @@ def free_port():
     port = s.getsockname()[1]
     s.close()
     return port
+
+
+def gather(queue, procs, count, limit_s=HARD_LIMIT_S):
+    """``count`` items from ``queue``, which ``procs`` (multiprocessing children) fill; the children are then
+    joined and must exit 0. A child that ends without its item fails the test at once, naming its exit
+    code; only a hang waits for ``limit_s`` (a fixed short wait fails on a loaded machine, where spawning
+    and importing torch can take a minute)."""
+    items = []
+    deadline = time.time() + limit_s
+    while len(items) < count:
+        try:
+            items.append(queue.get(timeout=1))
+            continue
+        except Empty:
+            pass
+        dead = [(p.name, p.exitcode) for p in procs if p.exitcode not in (None, 0)]
+        assert not dead, 'children ended before sending their result: {}'.format(dead)
+        assert time.time() < deadline, '{} of {} results after {} s'.format(len(items), count, limit_s)
+    for p in procs:
+        p.join(max(1, deadline - time.time()))
+    assert [p.exitcode for p in procs] == [0] * len(procs), [(p.name, p.exitcode) for p in procs]
+    return items
 
 
 def job_env(extra=None, pythonpath=()):

@@ -13,7 +13,7 @@ from mmcv.parallel import DataContainer as DC
 import kradar_plugin  # noqa: F401  (registers the detector)
 from kradar_plugin.demo import data as demo_data
 from kradar_plugin.demo.tiny_radar import _HALF_MAX_STD_PER_SIGMA, find_peaks, peak_moments
-from tests.launching import free_port
+from tests.launching import free_port, gather
 from mmdet.models import DETECTORS, build_detector
 
 GRID = {'x_min': 0.0, 'y_min': -16.0, 'cell': 0.5}
@@ -171,10 +171,7 @@ def test_distributed_train_step_syncs_gradients():
     procs = [ctx.Process(target=_ddp_worker, args=(r, 2, port, queue)) for r in range(2)]
     for p in procs:
         p.start()
-    results = dict((r, (s, l)) for r, s, l in (queue.get(timeout=60) for _ in procs))
-    for p in procs:
-        p.join(60)
-        assert p.exitcode == 0
+    results = dict((r, (s, l)) for r, s, l in gather(queue, procs, len(procs)))
     assert results[0][1] != results[1][1]                       # different data per rank
     np.testing.assert_allclose(results[0][0], results[1][0])    # identical parameters after the step
     assert not np.allclose(results[0][0], np.log([[4.5, 1.85, 1.55], [10.0, 2.55, 3.15]]))
