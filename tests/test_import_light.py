@@ -23,7 +23,7 @@ def run_blocked(body):
     env = dict(os.environ, PYTHONPATH=ROOT)
     env.pop('KRADAR_IOU_BACKEND', None)
     proc = subprocess.run([sys.executable, '-c', code], env=env, cwd=ROOT, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+                          stderr=subprocess.PIPE, universal_newlines=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.splitlines()
 

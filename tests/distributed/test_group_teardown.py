@@ -57,7 +57,7 @@ def check_teardown(adapter, kept='nothing'):
     env = dict(os.environ, PYTHONPATH=ROOT, KRADAR_PLUGIN_REGISTER='0')
     script = textwrap.dedent(SCRIPT).format(imports=imports, init=init)
     proc = subprocess.run([sys.executable, '-c', script, str(free_port()), kept], env=env, cwd=ROOT,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()[-3:]
     assert lines[0] == 'initialised: True gloo', proc.stdout

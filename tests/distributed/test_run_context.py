@@ -54,6 +54,6 @@ def test_one_process_failure_shows_its_note_once():
         fail_fast(evaluate, 'evaluation')()
     ''')
     proc = subprocess.run([sys.executable, '-c', code], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=120)
+                          universal_newlines=True, timeout=600)
     assert proc.returncode == 1 and 'RuntimeError: planted' in proc.stderr, proc.stderr
     assert proc.stderr.count('predictions saved in /tmp/p.pkl') == 1, proc.stderr

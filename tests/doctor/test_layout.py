@@ -61,6 +61,6 @@ def test_rules_facts_and_probes_import_without_the_frameworks():
     ''')
     env = dict(os.environ, PYTHONPATH=ROOT)
     proc = subprocess.run([sys.executable, '-c', code], env=env, cwd=ROOT, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+                          stderr=subprocess.PIPE, universal_newlines=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ['True']

@@ -30,7 +30,7 @@ def _run(args, cwd):
     start = time.time()
     proc = subprocess.run([sys.executable, '-c', code] + args + ['--max-load-seconds', str(SECONDS)], cwd=cwd,
                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
-                          timeout=120)
+                          timeout=600)
     return proc, time.time() - start
 
 

@@ -161,7 +161,7 @@ def _numpy_major(python):
     if os.path.abspath(python) == os.path.abspath(sys.executable):
         return int(np.__version__.split('.')[0])
     out = subprocess.run([python, '-c', 'import numpy; print(numpy.__version__)'], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+                         stderr=subprocess.PIPE, universal_newlines=True, timeout=600)
     return int(out.stdout.split('.')[0]) if out.returncode == 0 else None
 
 

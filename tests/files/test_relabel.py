@@ -132,7 +132,7 @@ def test_console_script_and_mmdet3d_style_entry(demo_tree, tmp_path):
         proc = subprocess.run(cmd + ['--root-path', demo_tree['root'], '--out-dir', out, '--split-dir',
                                      demo_tree['imagesets'], '--label-version', 'v2.1', '--labels-dir',
                                      demo_tree['labels_dir'], '--only-r'], env=env, cwd=str(tmp_path),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=600)
         assert proc.returncode == 0, proc.stderr
         assert sorted(os.listdir(out)) == ['kradar_infos_train.pkl', 'kradar_infos_val.pkl']
         with open(os.path.join(out, 'kradar_infos_val.pkl'), 'rb') as f:

@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.launch, pytest.mark.skipif(not osp.isfile(DEMO_CONFIG)
 def demo_root(tmp_path_factory):
     out = tmp_path_factory.mktemp('demo') / 'data'
     subprocess.run([sys.executable, osp.join(ROOT, 'tools', 'create_demo_data.py'), '--out', str(out)],
-                   cwd=ROOT, check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+                   cwd=ROOT, check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
     return str(out) + '/'
 
 

@@ -34,7 +34,7 @@ def mmdet_start_method(config):
     import sys
     from .launch_utils import job_env
     proc = subprocess.run([sys.executable, '-c', _PROBE, config], env=job_env(), stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+                          stderr=subprocess.PIPE, universal_newlines=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.strip().splitlines()[-1]
 
