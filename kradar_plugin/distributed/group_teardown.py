@@ -1,19 +1,13 @@
 """Destroy the process group that our CPU launch initialised, before the interpreter shuts down.
 
-A gloo process group still alive at interpreter exit can abort a rank whose work all succeeded ("terminate
-called without an active exception", exit code -6): a gloo worker thread that releases a finished collective's
-tensors needs the GIL, and during interpreter finalization a thread that asks for it is ended inside C++ code
-that must not be left that way. Seen on mmengine's eval-only launch with torch 2.0 (gloo, two processes).
-Where kradar_plugin creates the group (the CPU/gloo launches of both adapters), it destroys it from an
-``atexit`` handler, which runs while the interpreter is still whole.
-
-``destroy_process_group`` only forgets the group: a ``DistributedDataParallel`` wrapper still holds it (its
-``process_group``, its reducer and the reducer's logger), and the wrapper outlives the run when anything keeps
-the runner alive to the end (on mmdet3d 1.4, trimesh keeps the traceback of a failed optional import made while
-the runner was built, frames and all). So the handler also drops those three attributes of every wrapper that
-holds the group: the group's worker threads are then joined in the handler. The run is over; the wrappers'
-modules stay usable. Fail-fast leaves with ``os._exit`` and skips all this, as it must: a lost peer could make
-the teardown wait.
+A gloo group alive at interpreter exit can abort a rank whose work all succeeded ("terminate called without an
+active exception", exit code -6): a gloo worker that releases a finished collective's tensors needs the GIL, and
+during finalization it is ended inside C++ code. Where kradar_plugin creates the group (the CPU/gloo launches of
+both adapters), an ``atexit`` handler destroys it while the interpreter is whole. Forgetting the group is not
+enough when a ``DistributedDataParallel`` wrapper outlives the run (on mmdet3d 1.4, trimesh keeps the traceback
+of an import that failed while the runner was built, frames and runner included): the handler also drops the
+wrapper's ``reducer``, ``logger`` and ``process_group``, so the group's threads are joined there; the wrapped
+module stays usable. Fail-fast leaves with ``os._exit`` and skips all this: a lost peer could make it wait.
 """
 import atexit
 import gc
