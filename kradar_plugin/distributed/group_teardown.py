@@ -7,7 +7,9 @@ both adapters), an ``atexit`` handler destroys it while the interpreter is whole
 enough when a ``DistributedDataParallel`` wrapper outlives the run (on mmdet3d 1.4, trimesh keeps the traceback
 of an import that failed while the runner was built, frames and runner included): the handler also drops the
 wrapper's ``reducer``, ``logger`` and ``process_group``, so the group's threads are joined there; the wrapped
-module stays usable. Fail-fast leaves with ``os._exit`` and skips all this: a lost peer could make it wait.
+module stays usable. Only on torch >= 2: on torch 1.10 destroying the group's store at exit can hang both ranks
+(each joins the store's watch thread, seen in mmdet's train.py launch with the preflight), so there the wrapper
+keeps the group as before. Fail-fast leaves with ``os._exit`` and skips all this: a lost peer could make it wait.
 """
 import atexit
 import gc
@@ -15,6 +17,12 @@ import sys
 
 _REGISTERED = []
 _WRAPPER_HOLDS = ('reducer', 'logger', 'process_group')
+
+
+def releases_wrappers():
+    """Whether the teardown drops the wrappers' holds: torch >= 2 (module docstring)."""
+    import torch
+    return int(torch.__version__.split('.')[0]) >= 2
 
 
 def destroy_at_exit():
@@ -34,7 +42,7 @@ def destroy_process_group():
             return
         group = dist.distributed_c10d._get_default_group()
         dist.destroy_process_group()
-        if sys.getrefcount(group) > 2:         # held by more than ``group`` and the call's argument
+        if sys.getrefcount(group) > 2 and releases_wrappers():   # held by more than ``group`` and the argument
             release_wrappers(group)
     except Exception as exc:  # noqa: BLE001 - reported, never raised at exit
         sys.stderr.write('kradar_plugin: destroying the process group at exit failed ({}: {})\n'.format(
