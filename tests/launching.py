@@ -6,6 +6,7 @@ Time checks are relative: a failing job must end by fail-fast, before the collec
 """
 import os
 import os.path as osp
+import signal
 import socket
 import subprocess
 import sys
@@ -106,9 +107,24 @@ def run(cmd, work_dir, cwd=ROOT, env=None, pythonpath=(), job_class=Job, limit_s
     """Run ``cmd`` to its end (at most ``limit_s``) and return a ``job_class``."""
     _check_marked()
     start = time.time()
-    proc = subprocess.run(cmd, cwd=str(cwd), env=job_env(env, pythonpath), stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, timeout=limit_s)
-    return job_class(proc.returncode, proc.stdout.decode('utf-8', 'replace'), time.time() - start, work_dir)
+    proc = subprocess.Popen(cmd, cwd=str(cwd), env=job_env(env, pythonpath), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=limit_s)
+    except subprocess.TimeoutExpired:
+        kill_session(proc)     # the launcher and its workers: a hung worker left behind slows every later test
+        proc.communicate()
+        raise
+    return job_class(proc.returncode, out.decode('utf-8', 'replace'), time.time() - start, work_dir)
+
+
+def kill_session(proc):
+    """SIGKILL every process of ``proc``'s session (started with ``start_new_session=True``), then reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    proc.wait()
 
 
 def torchrun_cmd(nproc, target, *args):
@@ -165,7 +181,7 @@ class Nodes(object):
             out = tempfile.TemporaryFile()
             self.files.append(out)
             self.procs.append(subprocess.Popen(cmd, cwd=self.cwd, env=self.env, stdout=out,
-                                               stderr=subprocess.STDOUT))
+                                               stderr=subprocess.STDOUT, start_new_session=True))
         return self
 
     def running(self):
@@ -205,7 +221,7 @@ class Nodes(object):
             if now - self.started > limit_s:
                 for p in self.procs:
                     if p.poll() is None:
-                        p.kill()
+                        kill_session(p)
             time.sleep(0.05)
         self.returncodes = [p.returncode for p in self.procs]
         self.outputs = []
