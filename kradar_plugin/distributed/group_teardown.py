@@ -7,22 +7,26 @@ both adapters), an ``atexit`` handler destroys it while the interpreter is whole
 enough when a ``DistributedDataParallel`` wrapper outlives the run (on mmdet3d 1.4, trimesh keeps the traceback
 of an import that failed while the runner was built, frames and runner included): the handler also drops the
 wrapper's ``reducer``, ``logger`` and ``process_group``, so the group's threads are joined there; the wrapped
-module stays usable. Only on torch >= 2: on torch 1.10 destroying the group's store at exit can hang both ranks
-(each joins the store's watch thread, seen in mmdet's train.py launch with the preflight), so there the wrapper
-keeps the group as before. Fail-fast leaves with ``os._exit`` and skips all this: a lost peer could make it wait.
+module stays usable. Only from ``facts.TORCH_EXIT_RELEASES_WRAPPERS`` on: on torch 1.10 ending the group's store
+at exit can hang both ranks, so there the wrapper keeps the group as before. Fail-fast leaves with ``os._exit``
+and skips all this: a lost peer could make it wait.
 """
 import atexit
 import gc
 import sys
+
+from ..facts import TORCH_EXIT_RELEASES_WRAPPERS
+from ..facts.versions import parse_version
 
 _REGISTERED = []
 _WRAPPER_HOLDS = ('reducer', 'logger', 'process_group')
 
 
 def releases_wrappers():
-    """Whether the teardown drops the wrappers' holds: torch >= 2 (module docstring)."""
+    """Whether the teardown drops the wrappers' holds on this torch (module docstring)."""
     import torch
-    return int(torch.__version__.split('.')[0]) >= 2
+    version = parse_version(torch.__version__)
+    return version is not None and version >= TORCH_EXIT_RELEASES_WRAPPERS
 
 
 def destroy_at_exit():
@@ -51,7 +55,7 @@ def destroy_process_group():
 
 def release_wrappers(group):
     """Drop ``reducer``, ``logger`` and ``process_group`` from every ``DistributedDataParallel`` that holds
-    ``group``; returns how many wrappers held it."""
+    ``group``."""
     from torch.nn.parallel import DistributedDataParallel
     wrappers = [owner for held_in in gc.get_referrers(group) if isinstance(held_in, dict)
                 for owner in gc.get_referrers(held_in)
@@ -59,4 +63,3 @@ def release_wrappers(group):
     for wrapper in wrappers:
         for name in _WRAPPER_HOLDS:
             wrapper.__dict__.pop(name, None)
-    return len(wrappers)

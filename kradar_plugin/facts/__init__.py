@@ -9,7 +9,7 @@ returns a list of ``CheckResult`` (``result.py``) named after its doctor check. 
 from .box_convention import MMDET3D_FIRST_MMENGINE, box_convention_findings
 from .cuda import CUDA_MIN_DRIVER, TORCH_CUDA_MAX_CC, driver_max_cuda, torch_cuda_max_cc
 from .launch import (DEFAULT_PG_TIMEOUT_S, NOFILE_MIN, SHM_NO_CONFIG_MIN, SHM_PER_WORKER_MIN,
-                     SHM_PER_WORKER_OK, TORCH_LOCAL_RANK_DASH)
+                     SHM_PER_WORKER_OK, TORCH_EXIT_RELEASES_WRAPPERS, TORCH_LOCAL_RANK_DASH)
 from .mmcv_wheels import MMCV_WHEEL_TORCH_MAX, mmcv_wheel_findings
 from .mmengine_torch import (MMENGINE_WEIGHTS_ONLY_FIXED, TORCH_WEIGHTS_ONLY_DEFAULT,
                              mmengine_torch_load_findings)

@@ -6,6 +6,10 @@ timeout, /dev/shm per DataLoader worker and the file-descriptor limit of tensor 
 TORCH_LOCAL_RANK_DASH = '2.0'
 # torch.distributed default process-group timeout (torch/distributed/constants.py).
 DEFAULT_PG_TIMEOUT_S = 1800
+# From this torch on, our exit teardown makes DDP wrappers give up the destroyed gloo group so that it ends
+# before the interpreter: on torch 1.10 ending the group's TCPStore at exit hung both ranks of a 2-process
+# mmdet launch (each joining the store's watch thread; seen here, distributed/group_teardown.py).
+TORCH_EXIT_RELEASES_WRAPPERS = '2.0'
 
 # /dev/shm sizing (heuristic, not a documented number): each DataLoader worker keeps prefetch_factor=2
 # batches in shared memory; a few K-Radar radar tensors per batch make ~128 MiB the floor per worker and
