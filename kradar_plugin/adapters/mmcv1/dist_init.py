@@ -14,7 +14,9 @@ every launcher takes, the pytorch launcher without CUDA, and what mmcv's Slurm i
   config carries for the pytorch launcher is lost on Slurm; and a machine without CUDA divides by zero.
   :func:`init_dist_slurm` does what mmcv's does, from the same variables, plus: the ``timeout`` (seconds or
   a timedelta), ``LOCAL_RANK`` from ``SLURM_LOCALID`` (the task's index on its node; mmcv uses the global
-  rank modulo the GPUs), gloo without CUDA. A GPU call without any extra argument keeps mmcv's own function.
+  rank modulo the GPUs), gloo without CUDA, and a ``MASTER_PORT`` derived from the job id when none is set
+  (:func:`job_port`: two jobs on the same nodes then differ). A GPU call without any extra argument keeps
+  mmcv's own function (with that port).
 
 After a CPU init the replacements a distributed CPU run needs next are installed (``cpu_dist``): this module
 imports ``cpu_dist``, never the reverse.
@@ -93,6 +95,20 @@ def _master_addr(node_list):
     return addr
 
 
+# the ports derived from a job id: JOB_PORT_BASE + id % JOB_PORT_SPAN, below Linux's ephemeral ports (32768 up),
+# where a connection's own port could already hold the derived one (EADDRINUSE)
+JOB_PORT_BASE = 20000
+JOB_PORT_SPAN = 10000
+
+
+def job_port(environ):
+    """The rendezvous port every task of a Slurm job agrees on without being told: derived from
+    ``SLURM_JOB_ID``, so that two jobs on the same nodes differ (mmcv's own function picks a free port per
+    task when 29500 is busy, which the other tasks cannot know: mmcv#2309); 29500 outside a job."""
+    job = environ.get('SLURM_JOB_ID', '')
+    return JOB_PORT_BASE + int(job) % JOB_PORT_SPAN if job.isdigit() else 29500
+
+
 def slurm_environment(environ=None, port=None):
     """The torch.distributed variables (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT) of this
     Slurm task, set in ``environ`` (default ``os.environ``) and returned."""
@@ -102,9 +118,7 @@ def slurm_environment(environ=None, port=None):
     if port is not None:
         environ['MASTER_PORT'] = str(port)
     elif 'MASTER_PORT' not in environ:
-        # every task must use the same port: a fixed one, as torch.distributed's default (mmcv's own
-        # function picks a free port per task when 29500 is busy, which other tasks cannot know)
-        environ['MASTER_PORT'] = '29500'
+        environ['MASTER_PORT'] = str(job_port(environ))
     if 'MASTER_ADDR' not in environ:
         environ['MASTER_ADDR'] = _master_addr(environ['SLURM_NODELIST'])
     environ['WORLD_SIZE'] = str(ntasks)
@@ -131,6 +145,8 @@ def _wrap_slurm(original):
     def init_slurm(backend, port=None, **kwargs):
         import torch
         if torch.cuda.is_available() and not kwargs:
+            if port is None and 'MASTER_PORT' not in os.environ:
+                os.environ['MASTER_PORT'] = str(job_port(os.environ))
             return original(backend, port)
         return init_dist_slurm(backend, port, **kwargs)
     init_slurm._kradar_slurm = True

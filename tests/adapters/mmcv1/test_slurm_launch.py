@@ -1,113 +1,181 @@
-"""The Slurm launcher path (``tools/slurm_train.sh`` -> ``srun`` -> ``tools/train.py --launcher slurm`` ->
-mmcv's ``init_dist('slurm', **dist_params)``) with an eval-only checkpoint sweep and fail-fast: two real
-tasks with gloo on CPU, each started with the environment srun gives a task (SLURM_PROCID, SLURM_NTASKS,
-SLURM_LOCALID, SLURM_NODEID, SLURM_NODELIST, SLURM_JOB_ID ...). The ``srun`` and ``scontrol`` on PATH are
-small stand-ins this test writes into its temporary directory (the real binaries belong to a cluster):
-srun starts the tasks (and ends them all when one exits non-zero, as ``--kill-on-bad-exit=1``), scontrol
-expands the node list to its first host, 127.0.0.1."""
+"""The Slurm launcher path on a real Slurm cluster (``fixture_slurm``: slurmctld and two slurmd, nodes cn01 and
+cn02 on this machine): ``tools/slurm_train.sh`` -> real ``srun --kill-on-bad-exit=1`` -> ``tools/train.py
+--launcher slurm`` -> mmcv's ``init_dist('slurm', **dist_params)`` (kradar_plugin's: the config's timeout,
+gloo on CPU, the first node's name as master address, the port derived from the job id), one task per
+stand-in GPU.
+
+What real Slurm does that a stand-in would not, and these tests assert: srun's own messages name the node
+(``srun: error: cn02: task 1: Exited with exit code 1``); a failing task's siblings get SIGTERM (KillWait
+later SIGKILL) and srun exits 143/137; the master address is a node name that must resolve; the node shape
+(tasks per node, gres) is enforced; scancel ends every task with SIGTERM; two jobs share the nodes.
+Each launch costs about a minute on two cores: the routes are combined, several assertions per launch.
+"""
+import glob
 import json
 import os
 import os.path as osp
-import stat
-import sys
+import re
+import signal
+import time
 
 import pytest
 
 from kradar_plugin.adapters.mmcv1.dist_init import slurm_environment
-from tests.launching import free_port
-
+from kradar_plugin.distributed import inference_record as records
 from tests import launching
-from tests.launching import assert_ended_by_failfast
 
-from .launch_utils import ROOT, TOY, TOY_COLLECTIVE_TIMEOUT_S, run
+from .fixture_slurm import SlurmLaunch, slurm_cluster  # noqa: F401  (the session fixture)
+from .launch_utils import CONFIGS, TOY_COLLECTIVE_TIMEOUT_S
 from .sweep_checkpoints import ckpt_dir, mae_of
 
 pytestmark = [pytest.mark.launch]
 
-SRUN = '''#!{python}
-"""Test stand-in for srun: start --ntasks copies of the command with a Slurm task's environment."""
-import os, signal, subprocess, sys, time
-args, i, opts = sys.argv[1:], 0, {{}}
-while args[i].startswith('-'):
-    if '=' in args[i]:
-        key, value = args[i].split('=', 1); i += 1
-    else:
-        key, value = args[i], args[i + 1]; i += 2
-    opts[key] = value
-ntasks, per_node = int(opts['--ntasks']), int(opts['--ntasks-per-node'])
-nodes = -(-ntasks // per_node)
-procs = []
-for rank in range(ntasks):
-    env = dict(os.environ, SLURM_PROCID=str(rank), SLURM_NTASKS=str(ntasks), SLURM_LOCALID=str(rank % per_node),
-               SLURM_NODEID=str(rank // per_node), SLURM_NNODES=str(nodes), SLURM_NODELIST='cn[01-%02d]' % nodes,
-               SLURM_STEP_NODELIST='cn[01-%02d]' % nodes, SLURM_JOB_ID='4242', SLURM_JOB_NAME=opts['--job-name'],
-               SLURM_TASKS_PER_NODE='%d(x%d)' % (per_node, nodes), SLURM_CPUS_PER_TASK=opts['--cpus-per-task'])
-    procs.append(subprocess.Popen(args[i:], env=env))
-codes = [None] * ntasks
-while None in codes:
-    for rank, p in enumerate(procs):
-        if codes[rank] is None and p.poll() is not None:
-            codes[rank] = p.returncode
-            if p.returncode != 0:
-                sys.stderr.write('srun: error: task %d: Exited with exit code %d\\n' % (rank, p.returncode))
-                if opts.get('--kill-on-bad-exit') == '1':
-                    for other in procs:
-                        if other.poll() is None:
-                            other.send_signal(signal.SIGKILL)
-    time.sleep(0.1)
-sys.exit(max(abs(c) for c in codes))
-'''
-SCONTROL = '''#!/bin/sh
-# test stand-in for `scontrol show hostname LIST`: the job's first host is this machine
-[ "$1 $2" = "show hostname" ] && echo 127.0.0.1
-'''
+SLURM_TOY = osp.join(CONFIGS, 'toy_slurm.py')
+# rank 1 of 2 infers samples 1, 3, 5, ... one per batch: it fails in its third batch, after two recorded
+FAIL_ON = 5
 
 
-@pytest.fixture
-def slurm_bin(tmp_path):
-    bin_dir = tmp_path / 'bin'
-    bin_dir.mkdir()
-    for name, text in (('srun', SRUN.format(python=sys.executable)), ('scontrol', SCONTROL)):
-        path = bin_dir / name
-        path.write_text(text)
-        path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    return str(bin_dir)
+def sweep_record(work_dir):
+    with open(osp.join(work_dir, 'sweep.json')) as f:
+        return json.load(f)
 
 
-def slurm_train(slurm_bin, work_dir, *flags, tasks=2, per_node=2):
-    env = {'PATH': slurm_bin + os.pathsep + os.environ['PATH'], 'GPUS': str(tasks), 'GPUS_PER_NODE': str(per_node),
-           'CPUS_PER_TASK': '1', 'PORT': str(free_port())}
-    cmd = ['bash', osp.join(ROOT, 'tools', 'slurm_train.sh'), 'cpu', 'kradar-test', TOY, str(work_dir),
-           '--no-doctor'] + list(flags)
-    return run(cmd, str(work_dir), env)
+def record_files(work_dir, tag):
+    return sorted(osp.basename(p) for p in glob.glob(osp.join(records.record_dir(work_dir, tag),
+                                                              '*' + records.SUFFIX)))
 
 
-def test_task_environment_to_torch_distributed(slurm_bin, monkeypatch):
-    monkeypatch.setenv('PATH', slurm_bin + os.pathsep + os.environ['PATH'])
-    env = dict(SLURM_PROCID='3', SLURM_NTASKS='4', SLURM_LOCALID='1', SLURM_NODELIST='cn[01-02]', MASTER_PORT='1234')
-    assert slurm_environment(env) == dict(RANK='3', WORLD_SIZE='4', LOCAL_RANK='1', MASTER_ADDR='127.0.0.1',
-                                          MASTER_PORT='1234')
+def wait_for(path, job, limit_s=launching.HARD_LIMIT_S):
+    """The pid a marker file holds, once it exists (the job still running)."""
+    start = time.time()
+    while not osp.exists(path):
+        if not job.running() or time.time() - start > limit_s:
+            raise AssertionError('{} never appeared\n{}'.format(path, job.finish(1).describe()))
+        time.sleep(0.05)
+    time.sleep(0.05)
+    with open(path) as f:
+        return int(f.read())
 
 
-def test_eval_only_sweep_on_two_slurm_tasks_on_two_nodes_with_the_configs_timeout(slurm_bin, trained, tmp_path):
-    """(mmcv's own Slurm start would raise a TypeError for the config's dist_params.timeout.)"""
+def test_task_environment_to_torch_distributed(slurm_cluster, monkeypatch):  # noqa: F811
+    """The real scontrol gives the first node's NAME (it must resolve: the hosts file); the port comes from the
+    job id, outside Linux's ephemeral ports."""
+    monkeypatch.setenv('PATH', slurm_cluster.env['PATH'])
+    monkeypatch.setenv('SLURM_CONF', slurm_cluster.conf)
+    env = dict(SLURM_PROCID='3', SLURM_NTASKS='4', SLURM_LOCALID='1', SLURM_NODELIST='cn[01-02]',
+               SLURM_JOB_ID='123456')
+    assert slurm_environment(env) == dict(RANK='3', WORLD_SIZE='4', LOCAL_RANK='1', MASTER_ADDR='cn01',
+                                          MASTER_PORT='23456')
+
+
+def test_a_shape_the_nodes_cannot_give_is_refused_with_slurms_reason(slurm_cluster, tmp_path):  # noqa: F811
+    job = SlurmLaunch(slurm_cluster, tmp_path / 'x', '--eval-only', tasks=8, per_node=8).run()
+    assert job.returncode == 2, job.describe()
+    assert 'Slurm refuses GPUS=8 GPUS_PER_NODE=8' in job.output, job.describe()
+    assert 'Requested node configuration is not available' in job.output      # Slurm's own words
+    assert '2 node(s) with gres gpu:4' in job.output, job.describe()
+    assert 'Traceback' not in job.output
+
+
+def test_two_jobs_at_once_sweep_on_two_nodes_and_failing_eval_first(slurm_cluster, trained, tmp_path):  # noqa: F811
+    """Without PORT, side by side on the same nodes: a 3-checkpoint eval-only sweep on two nodes (one task
+    each) gives each checkpoint's metric; an eval-first run on one node (two tasks) whose evaluate raises on
+    rank 0 is ended by fail-fast, and srun names the node and task."""
     ckpts = ckpt_dir(trained, tmp_path)
-    job = slurm_train(slurm_bin, tmp_path / 'sweep', '--eval-only', '--checkpoints', str(ckpts / 'epoch_*.pth'),
-                      per_node=1)
-    assert job.returncode == 0, job.describe()
-    assert 'kradar_plugin preflight (2 rank(s))' in job.output and job.train_records() == []
-    assert job.checkpoints() == [] and [r['epoch'] for r in job.val_records()] == [1, 2, 3]
-    with open(osp.join(job.work_dir, 'sweep.json')) as f:
-        record = json.load(f)
+    sweep = SlurmLaunch(slurm_cluster, tmp_path / 'sweep', '--eval-only', '--checkpoints',
+                        str(ckpts / 'epoch_*.pth'))
+    failing = SlurmLaunch(slurm_cluster, tmp_path / 'evalfirst', '--eval-first', '--cfg-options',
+                          'data.val.fail_in=evaluate', per_node=2)
+    sweep.start()
+    failing.start()
+    together = False
+    while sweep.running() or failing.running():
+        states = [set(j.cluster.jobs(j.name).values()) for j in (sweep, failing)]
+        together = together or all('RUNNING' in s for s in states)
+        time.sleep(0.5)
+    done, failed = sweep.finish(), failing.finish()
+    assert together, 'the two jobs never ran at the same time\n{}\n{}'.format(done.describe(), failed.describe())
+
+    assert done.returncode == 0, done.describe()
+    assert 'kradar_plugin preflight (2 rank(s))' in done.output and done.train_records() == []
+    assert [r['epoch'] for r in done.val_records()] == [1, 2, 3]
+    record = sweep_record(done.work_dir)
     assert [e['stem'] for e in record['checkpoints']] == ['epoch_1', 'epoch_2', 'epoch_3']
     for entry in record['checkpoints']:
         assert abs(entry['metrics']['toy/mae'] - mae_of(entry['checkpoint'])) < 1e-5
 
+    launching.assert_ended_by_failfast(failed, TOY_COLLECTIVE_TIMEOUT_S)
+    assert '[rank 0/2] failed during evaluation' in failed.output, failed.describe()
+    assert 'RuntimeError: planted evaluate failure' in failed.output
+    assert re.search(r'srun: error: cn0[12]: task 0: Exited with exit code 1', failed.output), failed.describe()
+    assert failed.train_records() == [], 'eval-first trained after a failed first evaluation'
+    print('\n[slurm] two jobs at once: sweep {:.1f} s, failing eval-first {:.1f} s (rc {})'.format(
+        done.elapsed, failed.elapsed, failed.returncode))
 
-@launching.on_torchrun_stacks('the Slurm sweep here, and fail-fast: test_echofusion_launcher.py::'
-                              'test_planted_evaluate_failure_ends_the_job_with_its_traceback')
-def test_a_failing_task_ends_the_step(slurm_bin, tmp_path):
-    """A task that fails during the evaluation exits at once (fail-fast); --kill-on-bad-exit ends the other."""
-    job = slurm_train(slurm_bin, tmp_path / 'fail', '--eval-only', '--cfg-options', 'model.fail_on_rank=1')
-    assert_ended_by_failfast(job, TOY_COLLECTIVE_TIMEOUT_S)
-    assert 'planted inference failure on rank 1' in job.output and 'srun: error: task 1' in job.output
+
+def test_planted_failure_on_rank_1_then_resume_from_the_flushed_records(slurm_cluster, trained, tmp_path):  # noqa: F811
+    """Rank 1 (on cn02) raises on a sample: it names the sample and leaves (fail-fast); srun ends rank 0, which
+    is mid-inference, with SIGTERM, and rank 0's handler flushes its partial record first. The relaunch
+    continues from both ranks' records and gives the checkpoint's metric."""
+    ckpts = ckpt_dir(trained, tmp_path, (1,))
+    work = tmp_path / 'work'
+    flags = ['--eval-only', '--checkpoints', str(ckpts / 'epoch_1.pth'), '--cfg-options']
+    job = SlurmLaunch(slurm_cluster, work, *(flags + ['model.fail_on_sample={}'.format(FAIL_ON),
+                                                      'model.slow_ranks=[0,1]', 'model.sleep_s=1.0']),
+                      config=SLURM_TOY).run()
+    launching.assert_ended_by_failfast(job, TOY_COLLECTIVE_TIMEOUT_S)
+    assert job.returncode in (143, 137), job.describe()   # the last task ended by srun's SIGTERM (or SIGKILL)
+    assert 'srun: error: cn02: task 1: Exited with exit code 1' in job.output, job.describe()
+    assert re.search(r'dataset index {} \(sample_idx {}\) failed while .* on rank 1'.format(FAIL_ON, FAIL_ON),
+                     job.output), job.describe()
+    assert 'RuntimeError: planted inference failure on sample {}'.format(FAIL_ON) in job.output
+    assert re.search(r'srun: error: cn01: task 0: (Terminated|Killed)', job.output), job.describe()
+    files = record_files(str(work), 'epoch_1')
+    assert len(files) == 2, (files, job.describe())   # rank 1's, written as it failed, and rank 0's, on SIGTERM
+
+    again = SlurmLaunch(slurm_cluster, work, *(flags + ['model.fail_on_sample=None']), config=SLURM_TOY).run()
+    assert again.returncode == 0, again.describe()
+    resumed = re.search(r'resuming from the partial record in .*: (\d+) of 5 samples of this rank recorded',
+                        again.output)
+    assert resumed and int(resumed.group(1)) >= 2, again.describe()      # rank 0's, flushed on SIGTERM
+    entry = sweep_record(again.work_dir)['checkpoints'][0]
+    assert entry['status'] == 'ok' and abs(entry['metrics']['toy/mae'] - mae_of(entry['checkpoint'])) < 1e-5
+    print('\n[slurm] planted failure: ended after {:.1f} s (rc {}); resumed run {:.1f} s'.format(
+        job.elapsed, job.returncode, again.elapsed))
+
+
+@launching.on_torchrun_stacks('the Slurm routes above (the lost task and scancel are the launcher\'s, not the '
+                              'stack\'s)')
+def test_a_killed_task_and_a_cancelled_job_at_once(slurm_cluster, trained, tmp_path):  # noqa: F811
+    """Two jobs side by side: SIGKILL of the task on cn02 (the OOM killer's signal) mid-inference ends the
+    first by fail-fast, srun naming the node and task; scancel of the second mid-inference ends every task
+    with SIGTERM, which flushes each rank's partial record."""
+    ckpts = ckpt_dir(trained, tmp_path, (1,))
+    flags = ['--eval-only', '--checkpoints', str(ckpts / 'epoch_1.pth'), '--cfg-options',
+             'model.slow_ranks=[0,1]', 'model.sleep_s=1.0']
+    markers = {}
+    for name in ('killed', 'cancelled'):
+        markers[name] = tmp_path / ('markers_' + name)
+        markers[name].mkdir()
+    killed = SlurmLaunch(slurm_cluster, tmp_path / 'killed', *flags, config=SLURM_TOY,
+                         env={'TOY_MARKER_DIR': str(markers['killed'])}).start()
+    cancelled = SlurmLaunch(slurm_cluster, tmp_path / 'cancelled', *flags, config=SLURM_TOY, per_node=2,
+                            env={'TOY_MARKER_DIR': str(markers['cancelled'])}).start()
+    victim = wait_for(str(markers['killed'] / 'infer.1.2'), killed)
+    wait_for(str(markers['cancelled'] / 'infer.1.2'), cancelled)
+    kill_time = time.time()
+    os.kill(victim, signal.SIGKILL)
+    cancelled.scancel()
+    lost, ended = killed.finish(), cancelled.finish()
+
+    kill_to_exit = lost.elapsed - (kill_time - killed.started)
+    assert lost.returncode != 0, lost.describe()
+    assert kill_to_exit < TOY_COLLECTIVE_TIMEOUT_S, lost.describe()
+    assert not [s for s in launching.TIMEOUT_SIGNATURES if s in lost.output], lost.describe()
+    assert 'srun: error: cn02: task 1: Killed' in lost.output, lost.describe()
+
+    assert ended.returncode != 0, ended.describe()
+    assert re.search(r'STEP \d+\.0 ON \S+ CANCELLED AT', ended.output), ended.describe()
+    assert len(record_files(ended.work_dir, 'epoch_1')) == 2, ended.describe()   # both ranks flushed on SIGTERM
+    print('\n[slurm] SIGKILL of task 1 on cn02: srun ended {:.1f} s after the kill (rc {}); scancel: rc {}'.format(
+        kill_to_exit, lost.returncode, ended.returncode))
