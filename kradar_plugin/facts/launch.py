@@ -6,8 +6,9 @@ timeout, /dev/shm per DataLoader worker and the file-descriptor limit of tensor 
 TORCH_LOCAL_RANK_DASH = '2.0'
 # torch.distributed default process-group timeout (torch/distributed/constants.py).
 DEFAULT_PG_TIMEOUT_S = 1800
-# From this torch on, our exit teardown makes DDP wrappers give up the destroyed gloo group so that it ends
-# before the interpreter: on torch 1.10 ending the group's TCPStore at exit hung both ranks of a 2-process
+# From this torch on, our exit teardown makes what still holds the destroyed gloo group give it up (DDP wrappers;
+# from ~2.4 on also torch.distributed.nn.functional's defaults, bound at an import after the init) so that it
+# ends before the interpreter: on torch 1.10 ending the group's TCPStore at exit hung both ranks of a 2-process
 # mmdet launch (each joining the store's watch thread; seen here, distributed/group_teardown.py).
 TORCH_EXIT_RELEASES_WRAPPERS = '2.0'
 
