@@ -42,6 +42,7 @@ LOAD_MAX_ARRAY_ELEMENTS = 'KRADAR_LOAD_MAX_ARRAY_ELEMENTS'
 LOAD_MAX_ELEMENTS = 'KRADAR_LOAD_MAX_ELEMENTS'
 LOAD_MEMORY_MB = 'KRADAR_LOAD_MEMORY_MB'
 LOAD_SECONDS = 'KRADAR_LOAD_SECONDS'
+TRUST_CHECKPOINT = 'KRADAR_TRUST_CHECKPOINT'
 PLUGIN_REGISTER = 'KRADAR_PLUGIN_REGISTER'
 PATCH_DATASETS = 'KRADAR_PATCH_DATASETS'
 # the build scripts' and the test suite's
@@ -126,6 +127,11 @@ TABLE = (
             '`--max-memory-mb`.'),
     Setting(LOAD_SECONDS, 'positive number', '20',
             'Seconds the child process reading such a file may take; `--max-load-seconds`.'),
+    Setting(TRUST_CHECKPOINT, 'flag', '0',
+            'Load checkpoints with full unpickling (`torch.load(weights_only=False)`), which runs any code the '
+            'file holds; by default `kradar_plugin.loading.load_checkpoint` rebuilds only tensors, numpy arrays, '
+            'containers and the runners\' plain data. Also `--trust-checkpoint`, the config\'s '
+            '`trust_checkpoint=True`.'),
     Setting(PLUGIN_REGISTER, '1, 0 or now', '1',
             'Registration of the framework components: `1` at the first framework import (or at once when a '
             'framework is loaded or a KRADAR_EVAL_* switch is set), `now` at `import kradar_plugin`, `0` '
