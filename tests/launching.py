@@ -146,13 +146,15 @@ def assert_ended_by_failfast(job, collective_timeout_s):
     assert not hit, 'a timeout ended the job ({})\n{}'.format(hit, job.describe())
 
 
-def launcher_cmd(nproc, target, *args, nnodes=1, node_rank=0, port=None, launcher='torchrun'):
+def launcher_cmd(nproc, target, *args, nnodes=1, node_rank=0, port=None, launcher='torchrun',
+                 master_addr='127.0.0.1'):
     """One node's launcher command: ``torchrun`` (``python -m torch.distributed.run``, as our
     dist_train.sh: ``--monitor_interval=1``) or ``launch`` (``python -m torch.distributed.launch`` with its
-    defaults, as EchoFusion's dist_train.sh), rendezvous on 127.0.0.1:``port``."""
+    defaults, as EchoFusion's dist_train.sh), rendezvous on ``master_addr``:``port``."""
     module = 'torch.distributed.run' if launcher == 'torchrun' else 'torch.distributed.launch'
     cmd = [sys.executable, '-m', module, '--nnodes={}'.format(nnodes), '--node_rank={}'.format(node_rank),
-           '--nproc_per_node={}'.format(nproc), '--master_addr=127.0.0.1', '--master_port={}'.format(port)]
+           '--nproc_per_node={}'.format(nproc), '--master_addr={}'.format(master_addr),
+           '--master_port={}'.format(port)]
     if launcher == 'torchrun':
         cmd.append('--monitor_interval=1')
     return cmd + [target] + [str(a) for a in args]

@@ -206,3 +206,115 @@ def install_error_file_hook():
     excepthook._kradar_error_file = True
     sys.excepthook = excepthook
     return True
+
+
+# -- a rank that cannot connect at init (the rendezvous, or its peers' advertised addresses) -----------------
+# what such an error says (gloo, the c10d store, the resolver)
+CONNECTION_MARKERS = ('Connection refused', 'Connection reset', 'No route to host', 'Network is unreachable',
+                      'timed out', 'Timed out', 'Name or service not known', 'Temporary failure in name resolution',
+                      'Cannot assign requested address', 'DistNetworkError')
+# how often the other ranks look whether one of them published an init failure
+INIT_WATCH_S = 0.2
+
+
+def is_connection_failure(exc):
+    text = '{}: {}'.format(type(exc).__name__, exc)
+    return any(marker in text for marker in CONNECTION_MARKERS)
+
+
+def _init_failure_key(environ):
+    """One key per launch attempt in the job's c10d store."""
+    attempt = [environ.get(k, '') for k in ('TORCHELASTIC_RUN_ID', 'TORCHELASTIC_RESTART_COUNT', 'SLURM_JOB_ID',
+                                            'SLURM_STEP_ID')]
+    return 'kradar_plugin/init_failure/' + '/'.join(attempt)
+
+
+class InitWatch(object):
+    """While this rank starts its process group, watch the job's store (MASTER_ADDR:MASTER_PORT, which every
+    rank reaches before gloo connects the ranks to each other) for another rank's init failure, and leave at
+    once when one is published: a rank waiting for a peer that will never connect would otherwise wait out
+    the whole timeout (rank 0 on the other node, in gloo's full-mesh connect)."""
+
+    def __init__(self, environ=None):
+        self.environ = dict(os.environ if environ is None else environ)
+        self.key = _init_failure_key(self.environ)
+        self.store = None
+        self.done = False
+        self.thread = None
+
+    def _connect(self, timeout_s):
+        import datetime
+        from torch.distributed import TCPStore
+        return TCPStore(self.environ['MASTER_ADDR'], int(self.environ['MASTER_PORT']), is_master=False,
+                        timeout=datetime.timedelta(seconds=timeout_s))
+
+    def start(self, timeout_s=60.0):
+        import threading
+        if int(self.environ.get('WORLD_SIZE', '1') or 1) < 2 or not self.environ.get('MASTER_ADDR'):
+            return self
+        self.timeout_s = timeout_s
+        self.thread = threading.Thread(target=self._watch, name='kradar-init-watch', daemon=True)
+        self.thread.start()
+        return self
+
+    def _watch(self):
+        import datetime
+        try:
+            self.store = self._connect(self.timeout_s)
+            while not self.done:
+                try:
+                    self.store.wait([self.key], datetime.timedelta(seconds=INIT_WATCH_S))
+                except Exception:   # not published yet (the wait's timeout)
+                    continue
+                if self.done:
+                    return
+                text = self.store.get(self.key).decode('utf-8', 'replace')
+                sys.stderr.write('{} {}; leaving now instead of waiting for it until the timeout.\n'.format(
+                    rank_tag(), text))
+                sys.stderr.flush()
+                os._exit(1)
+        except Exception:   # no store to watch: the init's own error or timeout says what happened
+            return
+        finally:
+            self.store = None   # released in this thread: a store left to interpreter exit aborts the process
+
+    def stop(self):
+        """End the watch and wait for the thread (at most one look, INIT_WATCH_S, while it is connected)."""
+        self.done = True
+        if self.thread is not None and self.thread.is_alive():
+            self.thread.join(4 * INIT_WATCH_S)
+
+    def publish(self, text):
+        """Tell the other ranks (best effort: the store may be what this rank could not reach)."""
+        try:
+            self._connect(5.0).set(self.key, text)
+        except Exception:
+            pass
+
+
+def guarded_init(init, *args, **kwargs):
+    """``init(*args, **kwargs)`` (a process-group init) under an :class:`InitWatch`. A rank that cannot
+    connect prints one message, naming the address it tried, what the host's name resolves to, gloo's
+    interface and the fix (``host_network.init_failure_text``), tells the other ranks, and leaves."""
+    watch = InitWatch().start()
+    try:
+        return init(*args, **kwargs)
+    except Exception as exc:
+        if not is_connection_failure(exc) or int(watch.environ.get('WORLD_SIZE', '1') or 1) < 2:
+            raise
+        from .host_network import init_failure_text, address_tried
+        import socket
+        watch.stop()
+        tag = rank_tag()
+        head = ('could not connect to the other ranks while starting the process group: {}: {}'.format(
+            type(exc).__name__, str(exc).strip().splitlines()[0] if str(exc).strip() else ''))
+        sys.stdout.flush()
+        sys.stderr.write('\n{} {}\n{}'.format(tag, head, tagged(init_failure_text(exc), tag)))
+        sys.stderr.flush()
+        watch.publish('{} (host {}) could not connect at init (address tried: {}); its output names the '
+                      'cause and the fix'.format(tag.strip('[]'), socket.gethostname(),
+                                                 address_tried(str(exc)) or 'see its output'))
+        record_to_error_file(exc, init_failure_text(exc))
+        os._exit(1)
+    finally:
+        watch.stop()

@@ -18,6 +18,9 @@ every launcher takes, the pytorch launcher without CUDA, and what mmcv's Slurm i
   (:func:`job_port`: two jobs on the same nodes then differ). A GPU call without any extra argument keeps
   mmcv's own function (with that port).
 
+Every init runs under ``failfast.guarded_init``: a rank that cannot connect at init (a host name resolving to
+loopback, an unreachable MASTER_ADDR) names the cause and the fix, and the other ranks leave at once.
+
 After a CPU init the replacements a distributed CPU run needs next are installed (``cpu_dist``): this module
 imports ``cpu_dist``, never the reverse.
 """
@@ -28,6 +31,7 @@ import warnings
 
 from kradar_plugin.distributed.cpu_group import init_cpu_process_group
 from kradar_plugin.distributed.dist_params import normalize_dist_params
+from kradar_plugin.distributed.failfast import guarded_init
 
 from .cpu_dist import install_distributed_cpu_patches, install_mmdet3d_cpu_support
 from .patching import loaded_modules, replace
@@ -44,7 +48,7 @@ def install_timeout_support():
     def wrap(original):
         @functools.wraps(original)
         def init_with_timeout(*args, **kwargs):
-            return original(*args, **normalize_dist_params(kwargs))
+            return guarded_init(original, *args, **normalize_dist_params(kwargs))
         return init_with_timeout
 
     replace(mods, '_init_dist_pytorch', wrap)
@@ -80,7 +84,7 @@ def init_dist_pytorch_cpu(backend='gloo', **kwargs):
     if backend != 'gloo':
         warnings.warn('kradar_plugin: no CUDA device, using the gloo backend instead of {!r} for this '
                       'CPU run'.format(backend))
-    init_cpu_process_group(kwargs)
+    guarded_init(init_cpu_process_group, kwargs)
     install_distributed_cpu_patches()
 
 
@@ -136,7 +140,7 @@ def init_dist_slurm(backend='nccl', port=None, **kwargs):
         return
     import torch.distributed as dist
     torch.cuda.set_device(int(os.environ['LOCAL_RANK']) % torch.cuda.device_count())
-    dist.init_process_group(backend=backend, **normalize_dist_params(kwargs))
+    guarded_init(dist.init_process_group, backend=backend, **normalize_dist_params(kwargs))
 
 
 def _wrap_slurm(original):
