@@ -55,3 +55,28 @@ def test_local_workers_all_alive_reads_the_launchers_children(tmp_path):
     assert local_workers_all_alive({'LOCAL_WORLD_SIZE': '2'}, zombie) is False   # killed, not yet reaped
     assert peer_address(RuntimeError('[pair.cc:598] Connection closed by peer [10.0.0.2]:45678')) == \
         '[10.0.0.2]:45678'
+
+
+def test_an_init_connection_failure_is_recognised_and_diagnosed(monkeypatch):
+    """The diagnosis names the address tried (loopback), the host name's addresses, gloo's interface and the
+    fix; this machine's own host name and interfaces are read for real."""
+    import socket
+    from kradar_plugin.distributed import host_network
+    from kradar_plugin.distributed.failfast import is_connection_failure
+    refused = RuntimeError('[../third_party/gloo/gloo/transport/tcp/pair.cc:799] connect [127.0.1.1]:3500: '
+                           'Connection refused')
+    assert is_connection_failure(refused) and not is_connection_failure(ValueError('bad box'))
+    assert host_network.address_tried(str(refused)) == '[127.0.1.1]:3500'
+    assert host_network.is_loopback('[127.0.1.1]:3500') and host_network.is_loopback('::1')
+    assert not host_network.is_loopback('10.250.0.2:29500') and not host_network.is_loopback('cn01')
+    environ = {'MASTER_ADDR': '127.0.0.1', 'MASTER_PORT': '29611'}
+    text = host_network.init_failure_text(refused, environ)
+    name = socket.gethostname()
+    assert 'address tried: [127.0.1.1]:3500 (loopback: a peer on another host advertised' in text
+    assert 'rendezvous: MASTER_ADDR:MASTER_PORT = 127.0.0.1:29611 (resolves to 127.0.0.1)' in text
+    assert "this host: {!r} resolves to {}".format(name, ', '.join(host_network.resolve(name)) or 'nothing') in text
+    assert "gloo's interface: GLOO_SOCKET_IFNAME not set" in text
+    assert 'fix: ' in text and 'GLOO_SOCKET_IFNAME=' in text and 'MASTER_ADDR must be' in text
+    environ['GLOO_SOCKET_IFNAME'] = 'eth7'
+    assert "gloo's interface: GLOO_SOCKET_IFNAME=eth7" in host_network.init_failure_text(refused, environ)
+    assert ('lo', '127.0.0.1') in host_network.interfaces()
