@@ -43,6 +43,9 @@ for _module in ('mmcv.utils.config', 'mmcv.utils', 'mmcv', 'mmengine.config.conf
     DATA_CLASSES[(_module, 'ConfigDict')] = 'dict'
 for _module in ('addict.addict', 'addict'):
     DATA_CLASSES[(_module, 'Dict')] = 'dict'
+#: methods a data class's state may hold bound to the object itself (``getattr(obj, name)``): mmengine's
+#: HistoryBuffer keeps its statistics methods in its state
+DATA_METHODS = {'HistoryBuffer': ('min', 'max', 'current', 'mean')}
 MAX_DIMS = 64
 OPT_IN = ('trust=True, --trust-checkpoint, KRADAR_TRUST_CHECKPOINT=1 or trust_checkpoint=True in the config')
 
@@ -93,7 +96,7 @@ def _data_class(module, name, kind):
 
     def call(cls, *args, **kwargs):
         raise RefusedPickleError('refused: {}.{} called (its pickles build it by NEWOBJ)'.format(module, name))
-    return _StandIn(name, (object,), {'__new__': new, '__slots__': (), '_call': call})
+    return _StandIn(name, (object,), {'__new__': new, '__slots__': (), '_call': call, '_module': module})
 
 
 class _StandIn(type):
@@ -183,6 +186,10 @@ class CheckpointUnpickler(SafeUnpickler):
             return _TENSOR
         if module in ('torch.nn.parameter', 'torch.nn') and name == 'Parameter':
             return _PARAMETER
+        if module in ('builtins', '__builtin__') and name == 'getattr':
+            return self._getattr
+        if module == 'collections' and name == 'Counter':
+            return _counter
         kind = DATA_CLASSES.get((module, name))
         if kind is not None:
             return _data_class(module, name, kind)
@@ -343,6 +350,12 @@ class CheckpointUnpickler(SafeUnpickler):
         return self._parameter(tensor, True, None, None) if new_type is _PARAMETER else tensor
 
     # ---------------------------------------------------------------------------------------- values
+    def _getattr(self, obj=None, name=None, *rest):
+        if rest or type(obj) is not _StandIn or name not in DATA_METHODS.get(obj.__name__, ()):
+            raise RefusedPickleError('refused: getattr{} (checkpoints name only the statistics methods of '
+                                     'mmengine\'s HistoryBuffer)'.format(short_repr((obj, name) + rest)))
+        return ClassAttribute(obj._module, obj.__name__, name)
+
     def _size(self, dims=(), *rest):
         if rest or type(dims) not in (tuple, list) or len(dims) > MAX_DIMS or \
                 not all(_is_int(d) and d >= 0 for d in dims):
@@ -365,6 +378,25 @@ class _StorageType(object):
 
     def __call__(self, *args, **kwargs):
         raise RefusedPickleError('refused: a torch storage class called (checkpoints name it in storage ids only)')
+
+
+class ClassAttribute(object):
+    """``getattr(<data class>, name)`` of an allowed method (its function): the real class's when that class
+    is imported, else the name."""
+
+    __slots__ = ('module', 'cls', 'name')
+
+    def __init__(self, module, cls, name):
+        self.module = module
+        self.cls = cls
+        self.name = name
+
+
+def _counter(mapping=None, *rest):
+    if rest or not (mapping is None or type(mapping) is dict):
+        raise RefusedPickleError('refused: collections.Counter{} (built from a dict only)'.format(
+            short_repr((mapping,) + rest)))
+    return collections.Counter(mapping or {})
 
 
 class LateTensor(object):

@@ -13,6 +13,7 @@ without running any code they hold, on every torch from 1.10 on and without torc
   config's ``trust_checkpoint=True`` (:func:`set_trusted`) load with ``torch.load(weights_only=False)``
   after one warning: full unpickling runs whatever the file holds.
 """
+import collections
 import os
 import pickle
 import struct
@@ -181,23 +182,35 @@ class _CheckpointSettler(_Settler):
             return x.value, 1
         if t is cp.DataObject or t is cp.DataDict:
             return self.data_object(x, depth)
+        if t is cp.ClassAttribute:
+            loaded = sys.modules.get(x.module)
+            cls = getattr(loaded, x.cls, None) if loaded is not None else None
+            return (getattr(cls, x.name) if isinstance(cls, type) and hasattr(cls, x.name) else x.name), 1
+        if t is collections.Counter:
+            return self.container(x, dict, depth)
         return super(_CheckpointSettler, self).value(x, depth)
 
     def data_object(self, x, depth):
+        """The object a DataObject/DataDict stands for (made once, and registered before its state is walked)."""
         hit = self.objects.get(id(x))
         if hit is not None:
             return hit[1], 1
         if type(x) is cp.DataDict:
             items, count = self.container(dict(x), dict, depth + 1)
             made = _materialize(x.module, x.name, items, True)
-        else:
-            state = x.state if x.state is not None else {}
-            if type(state) is not dict or not all(type(k) is str for k in state):
-                raise RefusedPickleError('refused: the state of a {}.{} is {} (expected a dict of '
-                                         'attributes)'.format(x.module, x.name, type(state).__name__))
-            state, count = self.container(state, dict, depth + 1)
-            made = _materialize(x.module, x.name, state, False)
+            self.objects[id(x)] = (x, made)
+            return made, count
+        state = x.state if x.state is not None else {}
+        if type(state) is not dict or not all(type(k) is str for k in state):
+            raise RefusedPickleError('refused: the state of a {}.{} is {} (expected a dict of '
+                                     'attributes)'.format(x.module, x.name, type(state).__name__))
+        made = _materialize(x.module, x.name, None, False)
         self.objects[id(x)] = (x, made)
+        state, count = self.container(state, dict, depth + 1)
+        if isinstance(made, CheckpointData) or not hasattr(type(made), '__setstate__'):
+            made.__dict__.update(state)
+        else:               # the real class's own (e.g. HistoryBuffer's), given the checked state
+            made.__setstate__(state)
         return made, count
 
 
@@ -240,15 +253,12 @@ def _data_type(name, is_dict):
     return _DATA_TYPES[key]
 
 
-def _materialize(module, name, state, is_dict):
-    """The real class when its module is already imported (never imported here), else the data class."""
+def _materialize(module, name, items, is_dict):
+    """The real class when its module is already imported (never imported here), else the data class; a dict
+    class holds ``items``, an object is made empty (its state is set by the caller)."""
     loaded = sys.modules.get(module)
     cls = getattr(loaded, name, None) if loaded is not None else None
-    if isinstance(cls, type):
-        if is_dict and issubclass(cls, dict):
-            return cls(state)
-        if not is_dict and not issubclass(cls, dict):
-            obj = cls.__new__(cls)
-            obj.__dict__.update(state)
-            return obj
-    return _data_type(name, is_dict)(state) if is_dict else _data_type(name, is_dict)(**state)
+    if isinstance(cls, type) and issubclass(cls, dict) == is_dict:
+        return cls(items) if is_dict else cls.__new__(cls)
+    cls = _data_type(name, is_dict)
+    return cls(items) if is_dict else cls()
