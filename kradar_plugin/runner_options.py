@@ -184,6 +184,11 @@ OPTIONS = (
               'raises, at most MAX (default 1%% of the dataset); without it the run fails fast',
               nargs='?', const='auto', metavar='MAX'),), skip_limit, None),
     Option('eval_record_every', None, (), record_interval, None),
+    # checkpoints (KRADAR_TRUST_CHECKPOINT is read by kradar_plugin.loading itself: it asks for no switch)
+    Option('trust_checkpoint', None, (
+        bare('--trust-checkpoint', True, 'load checkpoints with full unpickling, which runs any code they hold '
+             '(default: only tensors, arrays, containers and the runners\' plain data are rebuilt)'),),
+        boolean, False),
     # the checkpoint sweep
     Option('eval_checkpoints', settings.EVAL_CHECKPOINTS, (
         takes('--checkpoints', 'evaluate each checkpoint (paths or quoted globs) in epoch order in one launch',

@@ -4,7 +4,8 @@ what the model got from it.
 mmcv's ``load_checkpoint`` is ``strict=False`` and only prints missing/unexpected keys: a prefix mismatch
 can load nothing and the evaluation then scores random weights. This module (torch only to read a file):
 
-- reads a checkpoint and turns a truncated/corrupted file into ``CheckpointReadError`` naming the file;
+- reads a checkpoint through ``kradar_plugin.loading.load_checkpoint`` (nothing in the file runs) and turns a
+  truncated, corrupted or refused file into ``CheckpointReadError`` naming the file;
 - finds the state dict (``state_dict``/``model`` entries, nested any way) and removes ``module.`` path
   components at any depth (a state dict saved from a DDP/DataParallel wrapper, also around a submodule)
   when that makes the key a model key; the repairs are listed for ONE warning;
@@ -38,46 +39,41 @@ class CheckpointLoadError(RuntimeError):
     """Too little of the model was loaded from the checkpoint."""
 
 
-def read_checkpoint(filename, map_location='cpu', logger=None, rank_tag=''):
-    """The checkpoint object of ``filename`` (local path, or any URI mmcv's CheckpointLoader knows).
+def read_checkpoint(filename, map_location='cpu', logger=None, rank_tag='', trust=False):
+    """The checkpoint object of ``filename``: a local path through ``kradar_plugin.loading.load_checkpoint``
+    (no code in the file runs; ``trust`` or the process's opt-in: full unpickling), any other URI through
+    mmcv's/mmengine's CheckpointLoader (downloads).
 
-    A file that exists but does not unpickle gives ``CheckpointReadError`` naming it, its size and the
-    underlying error (prefixed with ``rank_tag``), instead of a pickle/zip traceback."""
+    A file that exists but cannot be read or is refused gives ``CheckpointReadError`` naming it, its size and
+    the reason (prefixed with ``rank_tag``), instead of a pickle/zip traceback."""
+    text = str(filename)
+    local = osp.expanduser(text[len('file://'):] if text.startswith('file://') else text)
+    if '://' in local:
+        return _framework_load(filename, map_location, logger, rank_tag)
+    # a local path that is not there: FileNotFoundError on every stack
+    if not osp.isfile(local):
+        raise FileNotFoundError('checkpoint {} can not be found'.format(filename))
+    from kradar_plugin.loading.safe_checkpoint import CheckpointError, load_checkpoint
+    try:
+        return load_checkpoint(local, map_location, trust)
+    except CheckpointError as exc:
+        raise CheckpointReadError('{}cannot read checkpoint {} ({} bytes): {}'.format(
+            rank_tag + ' ' if rank_tag else '', filename, osp.getsize(local), exc.reason)) from None
+
+
+def _framework_load(filename, map_location, logger, rank_tag):
+    """A URI (http, open-mmlab://...) through the installed framework's CheckpointLoader."""
     try:
         from mmcv.runner.checkpoint import _load_checkpoint
-    except ImportError:  # no mmcv: a local file through torch
-        _load_checkpoint = None
-    local = osp.expanduser(str(filename))
-    # a local path that is not there: FileNotFoundError on every mmcv (mmcv 1.4 raises a bare IOError)
-    if (_load_checkpoint is None or '://' not in str(filename)) and not osp.isfile(local):
-        raise FileNotFoundError('checkpoint {} can not be found'.format(filename))
+    except ImportError:
+        from mmengine.runner.checkpoint import _load_checkpoint
     try:
-        if _load_checkpoint is not None:
-            return _load_checkpoint(filename, map_location, logger)
-        import torch
-        return torch.load(local, map_location=map_location)
+        return _load_checkpoint(filename, map_location, logger)
     except (FileNotFoundError, PermissionError, IsADirectoryError):
         raise
     except Exception as exc:  # noqa: BLE001 - re-raised with the file named
         raise CheckpointReadError((rank_tag + ' ' if rank_tag else '') + describe_read_error(filename, exc)) \
             from None
-
-
-def describe_read_error(filename, exc):
-    """The message for a checkpoint that exists but cannot be read."""
-    local = osp.expanduser(str(filename))
-    size = osp.getsize(local) if osp.isfile(local) else None
-    what = '{}: {}'.format(type(exc).__name__, str(exc).strip().splitlines()[0] if str(exc).strip() else '')
-    if isinstance(exc, (ModuleNotFoundError, AttributeError)) and 'pickle' not in what.lower():
-        cause = ('it pickles an object whose class cannot be imported here (a module of the project that '
-                 'saved it?)')
-        fix = 'import the module that defines it (custom_imports), or re-save the checkpoint with tensors only'
-    else:
-        cause = 'the file is truncated or corrupted (an interrupted save or copy?)'
-        fix = ('copy or download it again and compare its size/checksum with the original; a file written '
-               'by torch.save is a zip archive: `python -m zipfile -l {}` lists its entries'.format(local))
-    return 'cannot read checkpoint {}{}: {}; {}. Fix: {}'.format(
-        filename, ' ({} bytes)'.format(size) if size is not None else '', what, cause, fix)
 
 
 def _is_tensor_like(value):

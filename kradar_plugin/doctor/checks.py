@@ -39,6 +39,7 @@ CHECKS = (
           ('mmcv', 'torch')),
     Check('mmengine-torch', ('mmengine', 'torch'), rules.mmengine_torch, ('mmengine', 'torch')),
     Check('yapf', ('yapf',), rules.yapf, ('yapf', 'mmcv-full', 'mmcv', 'mmengine')),
+    Check('setuptools', ('setuptools',), rules.setuptools, ('setuptools', 'mmengine')),
     Check('numpy-base', (), rules.numpy_base, ('numpy', 'numpy-base', 'numpy-runtime')),
     Check('torch-gpu', ('torch',), rules.torch_gpu, ('torch', 'torch-cuda', 'gpu-cc')),
     Check('mmcv-torch', ('mmcv-full',), rules.mmcv_torch, ('mmcv-full', 'mmcv-cuda', 'torch', 'torch-cuda')),
@@ -46,7 +47,10 @@ CHECKS = (
     Check('sharing-strategy', (), rules.sharing_strategy, ('sharing-strategy', 'nofile')),
     Check('local-rank', (('script-facts', 'no --train-script given'), 'torch'), rules.local_rank, ('torch',)),
     Check('dist-timeout', (), rules.dist_timeout, ('dist-timeout', 'eval-minutes')),
+    Check('multi-node-host', (('launch', 'not a Slurm or multi-node launch (--assume launch=slurm or multi-node '
+                                         'checks this host for one)'),), rules.multi_node_host, ()),
     Check('nccl-failfast', (('config', 'no --config'),), rules.nccl_failfast, ('dist-backend',)),
+    Check('checkpoint-load', (), rules.checkpoint_load, ()),
     Check('box-convention', (), rules.box_convention, ()),
     Check('sampler', (), rules.pitfall('sampler'), ()),
     Check('worker-pickle', (), rules.pitfall('worker-pickle'), ()),
@@ -106,7 +110,7 @@ def evaluate(facts, checks=CHECKS):
 
 
 def collect_facts(assume=None, config=None, train_script=None, compile_test=False, quick=False, probes_=None,
-                  checkpoint=None, probe_model=False):
+                  checkpoint=None, probe_model=False, gpu_arch=None):
     """The facts to judge: live probes (``probes_`` overrides individual live facts, for tests), then the
     config's, script's and checkpoint's facts (with a config and not ``quick``: the loaders built in a
     2-process gloo group, see loader_probe), then ``assume``."""
@@ -141,8 +145,20 @@ def collect_facts(assume=None, config=None, train_script=None, compile_test=Fals
     facts = environment.merge(live, assumed)
     if 'gpus-for-run' not in facts:
         facts['gpus-for-run'] = facts.get('gpus') or 1
-    if compile_test:
+    if compile_test or gpu_arch:
+        # the architectures of the GPU nodes asked about: --gpu-arch, else this (or the assumed) GPU's, else
+        # DEFAULT_ARCHS; a bad --gpu-arch raises ValueError before anything runs
+        from ..facts.cuda_compile import DEFAULT_ARCHS, arch_of_cc, parse_archs
+        archs = parse_archs(gpu_arch) if gpu_arch else [arch_of_cc(cc) for cc in facts.get('gpu-cc') or ()]
+        facts['gpu-arch'] = archs or list(DEFAULT_ARCHS)
         facts['compile-test'] = _compile(facts, quick)
+        if isinstance(facts['compile-test'], dict):
+            facts['compile-test']['archs-from'] = '--gpu-arch' if gpu_arch else 'gpu' if archs else 'default'
+            toolkit = facts['compile-test'].get('toolkit') or {}
+            if toolkit.get('version') and 'cuda' not in facts['assumed']:
+                # the toolkit whose libNVVM numba really loaded, not the first folder the file probe found
+                facts['cuda'], facts['cuda-source'] = toolkit['version'], toolkit.get('root')
+                facts['libnvvm'] = toolkit.get('libnvvm') or facts.get('libnvvm')
     return facts
 
 
@@ -153,20 +169,20 @@ def _compile(facts, quick):
         return 'skip', 'numba is assumed, not installed here: nothing to compile with'
     if not facts.get('numba'):
         return 'skip', 'numba not installed'
-    if not rules.has_gpu(facts) and not facts.get('libnvvm'):
-        return 'skip', 'no GPU and no libNVVM here: numba.cuda is not used'
     from .probes.compile_test import run_compile_test
-    return run_compile_test()
+    return run_compile_test(facts['gpu-arch'])
 
 
 def run_checks(assume=None, config=None, train_script=None, compile_test=False, quick=False, probes=None,
-               checkpoint=None, probe_model=False):
+               checkpoint=None, probe_model=False, gpu_arch=None):
     """Run every check: a list of CheckResult(name, status, reason, fix), status OK/SKIP/WARN/FAIL.
 
     assume: 'k=v,...' or a dict of planned versions (not imported); config: an mmcv config path;
-    train_script: a training script to parse; compile_test: compile a numba.cuda kernel in a subprocess;
+    train_script: a training script to parse; compile_test: compile mmdet3d's and the plugin's rotated-IoU
+    kernels with NVIDIA's compilers in a subprocess; gpu_arch: 'sm_80,sm_90', the GPUs to compile for (implies
+    compile_test);
     quick: no subprocess and no new heavy import; probes: {fact: value} replacing live probe results (tests
     inject /dev/shm size, GPUs, driver this way); checkpoint: read its meta's mmdet3d (without torch);
     probe_model: with a config, one CPU forward/backward of the model (vs find_unused_parameters)."""
     return evaluate(collect_facts(assume, config, train_script, compile_test, quick, probes, checkpoint,
-                                  probe_model))
+                                  probe_model, gpu_arch))

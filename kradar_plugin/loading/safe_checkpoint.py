@@ -31,7 +31,13 @@ _TRUSTED = []       # the process's opt-in from a config key or a flag, with whe
 
 
 class CheckpointError(LoadError):
-    """A checkpoint that cannot be loaded under the policy: one line naming the file, where and why."""
+    """A checkpoint that cannot be loaded under the policy: one line naming the file, where and why
+    (``path`` and ``reason``: the two parts, for callers that name the file their own way)."""
+
+    def __init__(self, path, reason):
+        super(CheckpointError, self).__init__('checkpoint {!r}: {}'.format(path, reason))
+        self.path = path
+        self.reason = reason
 
 
 class TrustedCheckpointWarning(UserWarning):
@@ -103,7 +109,7 @@ def read(path_or_file, builder_factory, limits=None):
     name = name_of(path_or_file)
     if isinstance(path_or_file, (str, bytes)) or hasattr(path_or_file, '__fspath__'):
         if os.path.isdir(name):
-            raise CheckpointError('checkpoint {!r}: is a directory, not a file'.format(name))
+            raise CheckpointError(name, 'is a directory, not a file')
         if not os.path.exists(name):
             raise FileNotFoundError('checkpoint {!r}: no such file'.format(name))
         with open(name, 'rb', buffering=0) as f:
@@ -139,16 +145,16 @@ def _read_open(f, name, builder_factory, limits):
     except FileNotFoundError:
         raise
     except (RefusedPickleError, ArchiveError) as exc:
-        raise CheckpointError('checkpoint {!r}: {}'.format(name, one_line(exc)))
+        raise CheckpointError(name, one_line(exc))
     except EOFError as exc:
-        raise CheckpointError('checkpoint {!r}: {} ends before its STOP opcode ({}): the file is truncated'.format(
-            name, where or 'the object pickle', one_line(exc) or 'end of data'))
+        raise CheckpointError(name, '{} ends before its STOP opcode ({}): the file is truncated'.format(
+            where or 'the object pickle', one_line(exc) or 'end of data'))
     except RecursionError:
-        raise CheckpointError('checkpoint {!r}: {} is nested too deeply to read'.format(name, where))
+        raise CheckpointError(name, '{} is nested too deeply to read'.format(where))
     except (pickle.UnpicklingError, struct.error, ValueError, TypeError, KeyError, IndexError, AttributeError,
             OverflowError, UnicodeDecodeError) as exc:
-        raise CheckpointError('checkpoint {!r}: {} is malformed ({}: {})'.format(
-            name, where or 'the file', type(exc).__name__, one_line(exc, 300)))
+        raise CheckpointError(name, '{} is malformed ({}: {})'.format(
+            where or 'the file', type(exc).__name__, one_line(exc, 300)))
 
 
 def _trusted_load(path_or_file, name, map_location, source):

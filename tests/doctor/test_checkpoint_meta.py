@@ -46,13 +46,14 @@ def test_no_meta_and_foreign_files(tmp_path):
     archive = tmp_path / 'other.zip'
     with zipfile.ZipFile(str(archive), 'w') as z:
         z.writestr('readme.txt', 'hello')
-    assert 'without <name>/data.pkl' in checkpoint_meta(str(archive))['error']
+    assert 'with 0 <name>/data.pkl members' in checkpoint_meta(str(archive))['error']
     with pytest.raises(ValueError, match='no such file'):
         checkpoint_meta(str(tmp_path / 'missing.pth'))
 
 
 def test_reader_runs_nothing_from_the_file(tmp_path):
-    """A pickle whose object tree calls os.system: the reader builds a placeholder instead of calling it."""
+    """A pickle whose object tree calls os.system: the plugin's loader refuses it, naming the global, and the
+    checkpoint-load row fails with the opt-in; nothing ran."""
     marker = tmp_path / 'ran'
 
     class Evil(object):
@@ -63,7 +64,10 @@ def test_reader_runs_nothing_from_the_file(tmp_path):
     with zipfile.ZipFile(str(path), 'w') as z:
         z.writestr('archive/data.pkl', pickle.dumps({'meta': {'mmdet3d_version': '0.17.3'}, 'x': Evil()},
                                                     protocol=2))
-    assert checkpoint_meta(str(path))['mmdet3d_version'] == '0.17.3'
+    info = checkpoint_meta(str(path))
+    assert info['refused'] == '%s.system' % os.name and 'archive/data.pkl' in info['error']
+    r = result(run_checks(assume='mmdet3d=0.17.3', checkpoint=str(path), quick=True), 'checkpoint-load')
+    assert r.status == 'FAIL' and '--trust-checkpoint' in r.fix
     assert not marker.exists()
 
 

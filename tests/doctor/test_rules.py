@@ -218,7 +218,10 @@ def test_mmcv_lite_under_mmdet3():
     results = judge(MM2_STACK.replace('mmcv=2.1.0', 'mmcv-lite=2.1.0'))
     r = result(results, 'mmcv-full')
     assert r.status == 'FAIL' and "mmcv._ext" in r.reason and 'mmdet 3.3.0' in r.reason
-    assert r.fix.startswith('pip uninstall -y mmcv-lite && pip install mmcv==2.1.0')
+    # OpenMMLab's index serves mmcv 2.1.0 for torch 2.1; the build from source is named too
+    assert r.fix.startswith('pip uninstall -y mmcv-lite && pip install --force-reinstall --no-deps mmcv==2.1.0 '
+                            '-f https://download.openmmlab.com/mmcv/dist/cpu/torch2.1.0/index.html')
+    assert 'MMCV_WITH_OPS=1 pip install --no-build-isolation' in r.fix
     # mmcv-lite alone (no mmdet/mmdet3d/mmseg 2.x) needs no ops.
     assert result(judge('mmcv-lite=2.1.0,mmengine=0.10.7'), 'mmcv-full').status == 'OK'
     # mmcv and mmcv-lite together share the mmcv package.
@@ -246,7 +249,8 @@ def test_mmcv21_wheels_vs_newer_torch():
 
 def test_mmengine_with_torch_26():
     r = result(judge(MM2_STACK.replace('torch=2.1.2', 'torch=2.6.0')), 'mmengine-torch')
-    assert r.status == 'FAIL' and 'TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1' in r.fix
+    assert r.status == 'FAIL' and 'kradar_plugin.loading.load_checkpoint' in r.fix
+    assert 'TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD' not in r.fix      # it runs any code a checkpoint holds
 
 
 def test_yapf_with_old_mmengine():
@@ -346,3 +350,68 @@ def test_the_runner_names_what_a_judge_found():
         ('one', 'WARN', 'r', 'f'), ('many', 'FAIL', 'a', 'x'), ('many', 'WARN', 'b', ''),
         ('passes', 'OK', 'numba 0.60.0: compatible', '')]
     assert evaluate({}, rows)[0] == ('one', 'SKIP', 'numba not installed', '')
+
+
+# Today's stack as a new user installs it (.venv-latest, docs/development.md): the onedl forks, torch 2.13, numpy
+# 2.2, setuptools 84 (no pkg_resources), mmdet3d 1.4.0 (the last release, asserting mmcv<2.2.0 and mmdet<3.4.0).
+LATEST = ('python=3.11.7,torch=2.13.0+cpu,onedl-mmengine=0.10.12,onedl-mmcv=2.3.6,onedl-mmdetection=3.5.1,'
+          'mmdet3d=1.4.0,numpy=2.2.6,numba=0.63.1,mmcv-ext=ok')
+
+
+def _no_missing_index(results):
+    """No fix line names OpenMMLab's wheel index for torch 2.13 (it has none) or a fork's version there."""
+    for r in results:
+        assert 'torch2.13' not in r.fix and not ('download.openmmlab.com' in r.fix and 'onedl' in r.fix), r
+
+
+def test_latest_stack_unrepaired_mmdet3d_gate():
+    results = judge(LATEST, machine={'setuptools': '84.2.1'})
+    r = result(results, 'mmcv-range')
+    assert r.status == 'FAIL' and 'mmcv>=2.0.0rc4,<2.2.0' in r.reason and 'onedl-mmcv' in r.reason
+    # the documented repair first (mmdet3d 1.4.0 is the last release), then an install that can build under
+    # setuptools 84
+    assert r.fix.startswith('python -m kradar_plugin.compat.mmdet3d_version_gate'), r.fix
+    assert "pip install 'setuptools<82' && MMCV_WITH_OPS=1 pip install --no-build-isolation" in r.fix
+    # openmmlab-mix names one generation and leaves the ranges to mmcv-range: the two never contradict
+    mix = result(results, 'openmmlab-mix')
+    assert mix.status == 'OK' and 'compatible' not in mix.reason and 'mmcv-range' in mix.reason
+    assert 'onedl-mmcv' in mix.reason
+    _no_missing_index(results)
+
+
+def test_latest_stack_repaired_gate_passes():
+    repaired = {'mmdet3d': {'mmcv-full': ('2.0.0rc4', '2.4.0', False, True), 'mmdet': ('3.0.0rc5', '3.6.0', False, True),
+                            'mmengine': ('0.8.0', '1.0.0', False, True)}}
+    results = judge(LATEST, machine={'setuptools': '84.2.1', 'installed-ranges': repaired})
+    assert by_status(results, 'FAIL') == [], [r for r in results if r.status == 'FAIL']
+    assert result(results, 'mmcv-range').status == 'OK'
+    assert result(results, 'mmdet3d-numpy').status == 'OK'       # np.long is back in numpy 2; no np.in1d below 2.4
+    s = result(results, 'setuptools')
+    assert s.status == 'OK' and 'onedl-mmengine 0.10.12' in s.reason
+
+
+def test_mmcv_built_without_ops_names_the_cause_and_the_build():
+    results = judge(LATEST.replace(',mmcv-ext=ok', ''), machine={
+        'setuptools': '84.2.1', 'mmcv-ext-file': False, 'mmcv-ext': "ModuleNotFoundError: No module named 'mmcv._ext'"})
+    r = result(results, 'mmcv-full')
+    assert r.status == 'FAIL' and 'onedl-mmcv 2.3.6' in r.reason and 'Skip building ext ops' in r.reason
+    assert r.fix.startswith("MMCV_WITH_OPS=1 pip install --no-build-isolation --no-deps --force-reinstall "
+                            "--no-binary onedl-mmcv 'onedl-mmcv==2.3.6'"), r.fix
+    _no_missing_index(results)
+    # an upstream mmcv <= 2.2 sdist imports pkg_resources: under setuptools >= 82 the build pins it first
+    up = result(judge('torch=2.13.0,mmcv=2.1.0', machine={'setuptools': '84.2.1', 'mmcv-ext-file': False}),
+                'mmcv-full')
+    assert up.fix.startswith("pip install 'setuptools<82' && MMCV_WITH_OPS=1"), up.fix
+    assert 'download.openmmlab.com' not in up.fix      # no mmcv 2.1.0 wheel for torch 2.13 there
+
+
+def test_setuptools_without_pkg_resources_and_upstream_mmengine():
+    r = result(judge('mmengine=0.10.7,torch=2.13.0', machine={'setuptools': '84.2.1'}), 'setuptools')
+    assert r.status == 'WARN' and 'pkg_resources' in r.reason and "mmdet::" in r.reason
+    assert r.fix.startswith("pip install 'setuptools<82'")
+    assert result(judge('mmengine=0.10.7', machine={'setuptools': '80.9.0'}), 'setuptools').status == 'OK'
+
+
+def test_numpy_2_4_removes_in1d_that_mmdet3d_calls():
+    r = result(judge(LATEST.replace('numpy=2.2.6', 'numpy=2.4.1')), 'mmdet3d-numpy')
+    assert r.status == 'WARN' and 'np.in1d' in r.reason and r.fix == "pip install 'numpy<2.4'"

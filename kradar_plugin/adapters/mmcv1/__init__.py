@@ -11,6 +11,8 @@ broken and mmengine is absent, so the failure is reported):
 - if ``KRADAR_EVAL_ONLY``/``KRADAR_EVAL_FIRST``/``KRADAR_EVAL_SAMPLES`` (or ``KRADAR_MIN_LOADED``,
   ``KRADAR_PREFLIGHT``, ``KRADAR_PROBE_MODEL``) is set, makes the default runner constructor obey it.
 
+mmcv's ``CheckpointLoader`` reads local checkpoints through ``kradar_plugin.loading.load_checkpoint``
+(``checkpoint_loading.install_framework_loading``: no code in a checkpoint runs).
 Runners built by ``EvalOnlyRunnerConstructor`` load checkpoints through ``checkpoint_loading`` (report,
 repairs, ``min_loaded``), evaluate EMA weights before training as after an epoch (``ema``), and check the
 distributed pitfalls before a pre-training evaluation (``preflight``).
@@ -38,6 +40,8 @@ if importable('mmcv') and generation_matches(__name__):
     install_cpu_scatter_fix()
     install_cpu_support()
     install_env_switch()
+    from .checkpoint_loading import install_framework_loading
+    install_framework_loading()
 
 
 def __getattr__(name):

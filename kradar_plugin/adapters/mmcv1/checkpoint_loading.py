@@ -17,6 +17,11 @@ instance. For each checkpoint it:
 The report is kept as the run context's ``checkpoint_report`` and the checkpoint's EMA entries (``ema_*``
 buffers of mmcv's ``EMAHook`` / mmdet's EMA hooks) as its ``checkpoint_ema`` for the
 pre-training evaluation (see ``ema``).
+
+Every read goes through ``kradar_plugin.loading.load_checkpoint`` (no code in the file runs), once:
+``install_framework_loading`` (at import of the adapter) makes it mmcv's ``CheckpointLoader`` scheme for local
+files, so mmcv's own ``load_checkpoint`` -- any runner's ``load_checkpoint``/``resume`` (mmdet's and
+EchoFusion's ``train.py`` without our constructor too), ``init_cfg`` pretrained weights -- reads through it.
 """
 import json
 import os
@@ -165,6 +170,18 @@ def install_checked_loading(runner, context, min_loaded=cr.DEFAULT_MIN_LOADED, s
 
     runner.load_checkpoint = load_checkpoint
     return runner
+
+
+def load_from_local(filename, map_location):
+    """mmcv's local-file scheme, read by the plugin's loader (the name keeps mmcv's log line: 'load checkpoint
+    from local path: ...')."""
+    return cr.read_checkpoint(filename, map_location, rank_tag=_rank_tag())
+
+
+def install_framework_loading():
+    """Make :func:`load_from_local` mmcv's ``CheckpointLoader`` scheme for local paths (``''``)."""
+    from mmcv.runner.checkpoint import CheckpointLoader
+    CheckpointLoader.register_scheme(prefixes='', loader=load_from_local, force=True)
 
 
 def _keep(context, report, state_dict):

@@ -11,7 +11,8 @@ elements a ``load_from``/``resume_from`` checkpoint must provide, default 0.9, 0
 ``probe_model`` (also one forward/backward to find parameters without gradient; default False),
 ``eval_resume`` (continue a partial inference record, default True) and ``eval_skip_bad`` (skip at most
 that many failing samples, 'auto': 1%; default fail fast), ``eval_record_every`` (write the record at
-least every N samples; default 256, or every 20 s).
+least every N samples; default 256, or every 20 s), ``trust_checkpoint`` (load checkpoints with full
+unpickling; default False).
 Their ``KRADAR_*`` variables override them (``kradar_plugin.runner_options``, the table of these options).
 The checkpoint sweep's keys (``eval_checkpoints``, ``eval_watch``, ``eval_watch_idle``, ``eval_watch_poll``,
 ``eval_final_epoch``, ``eval_key``, ``eval_stop_on_error``; see ``kradar_plugin.distributed.sweep.plan``) are
@@ -23,6 +24,7 @@ from mmcv.runner.default_constructor import DefaultRunnerConstructor
 from kradar_plugin import runner_options
 from kradar_plugin.distributed import run_context
 from kradar_plugin.distributed.sweep import plan as sweep_plan
+from kradar_plugin.loading.safe_checkpoint import set_trusted
 from .checkpoint_loading import install_checked_loading
 from .eval_only_hook import EvalOnlyHook
 
@@ -46,6 +48,7 @@ class EvalOnlyRunnerConstructor(object):
                                          defaults=dict(eval_mode=self.default_mode))
         self.mode, self.eval_samples = options['eval_mode'], options['eval_samples']
         self.min_loaded = options['min_loaded']
+        self.trust_checkpoint = options['trust_checkpoint']
         self.preflight, self.probe_model = options['preflight'], options['probe_model']
         self.inference = tuple(options[key] for key in runner_options.INFERENCE)
         self.sweep = sweep_plan.request_from(config, prefix='runner.')
@@ -67,6 +70,8 @@ class EvalOnlyRunnerConstructor(object):
     def __call__(self):
         context = run_context.start()   # this run's shared state (checkpoint, loaders, saved results)
         context.inference = self.inference
+        if self.trust_checkpoint:
+            set_trusted('runner.trust_checkpoint=True (or --trust-checkpoint)')
         runner = self._build_runner()
         hook = EvalOnlyHook(self.mode, self.eval_samples, preflight=self.preflight, probe_model=self.probe_model,
                             sweep=self.sweep)

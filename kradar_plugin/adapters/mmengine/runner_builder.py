@@ -7,10 +7,11 @@ unmodified OpenMMLab 2.0 ``tools/train.py`` (mmdet3d 1.x, mmdet 3.x) from the co
 ``runner_type`` does). Config keys: ``eval_mode`` ('only' by default, 'first', 'off'), ``eval_samples``,
 ``base_runner_type`` (a project's own ``Runner`` subclass, which then gets the switch); a checkpoint
 sweep's ``eval_checkpoints``, ``eval_watch``, ... (``kradar_plugin.distributed.sweep.plan``), which make the
-mode eval-only, ``eval_resume``, ``eval_skip_bad``, ``eval_record_every`` (the evaluation inference) and
-``min_loaded`` (the sweep's checkpoint refusal threshold). Their ``KRADAR_*`` variables override them
-(``kradar_plugin.runner_options``); when one is set as ``kradar_plugin`` is imported (``custom_imports``), a
-config without ``runner_type`` obeys it too (``install_env_switch``).
+mode eval-only, ``eval_resume``, ``eval_skip_bad``, ``eval_record_every`` (the evaluation inference),
+``min_loaded`` (the sweep's checkpoint refusal threshold) and ``trust_checkpoint`` (full unpickling of
+checkpoints). Their ``KRADAR_*`` variables override them (``kradar_plugin.runner_options``); when one is set
+as ``kradar_plugin`` is imported (``custom_imports``), a config without ``runner_type`` obeys it too
+(``install_env_switch``).
 
 Every runner with the switch also runs distributed jobs on machines without CUDA (``cpu_dist``, the mirror
 of ``adapters/mmcv1/cpu_dist.py``).
@@ -24,6 +25,7 @@ from kradar_plugin import runner_options
 from kradar_plugin.distributed import run_context
 from kradar_plugin.distributed.cpu_group import init_cpu_process_group
 from kradar_plugin.distributed.sweep import plan as sweep_plan
+from kradar_plugin.loading.safe_checkpoint import set_trusted
 from .cpu_dist import cuda_available, dist_cfg_for_mmengine, wrap_model_cpu
 from .eval_only_hook import EvalOnlyHook
 
@@ -48,6 +50,8 @@ class EvalSwitchMixin(object):
                 raise ValueError('a checkpoint sweep is eval-only: it cannot run with eval_mode=first')
             self.eval_mode = 'only'
         run_context.start().inference = tuple(options[key] for key in runner_options.INFERENCE)
+        if runner_options.resolve(cfg, ('trust_checkpoint',))['trust_checkpoint']:
+            set_trusted('trust_checkpoint=True (or --trust-checkpoint)')
         self._kradar_notes = []
         super(EvalSwitchMixin, self).__init__(*args, **kwargs)
         for note in self._kradar_notes:
