@@ -30,3 +30,42 @@ def mmcv_wheel_findings(mmcv, torch):
                         "pip install 'torch==%s.*' and mmcv==%s -f https://download.openmmlab.com/mmcv/dist/<cuXXX>/"
                         "torch%s/index.html, or build it for this torch: MMCV_WITH_OPS=1 pip install mmcv==%s "
                         "--no-binary mmcv" % (newest, mmcv, newest, mmcv))]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Building mmcv from source. setuptools 82.0.0 dropped pkg_resources (torch >= 2.6's requirement setuptools>=77
+# lets pip pick 84.x); every upstream mmcv sdist (1.x and 2.x, up to 2.2.0) imports it in setup.py (mmcv#3325,
+# fixes unreleased), upstream mmengine <= 0.10.7 in utils/package_utils.py (``mmdet::`` config bases); the
+# onedl forks do not (onedl-mmcv 2.3.6 setup.py, onedl-mmengine 0.10.12, read 2026-11-29). An mmcv sdist built
+# in pip's isolated environment has no torch there and skips its ops ("Skip building ext ops due to the
+# absence of torch", onedl-mmcv 2.3.6 setup.py): only --no-build-isolation with torch installed builds mmcv._ext.
+# ---------------------------------------------------------------------------------------------------------
+SETUPTOOLS_WITHOUT_PKG_RESOURCES = '82'
+UPSTREAM_MMCV_NEEDS_PKG_RESOURCES = '2.2.0'     # the last upstream mmcv release
+MMENGINE_NEEDS_PKG_RESOURCES = '0.10.7'         # the last upstream mmengine release
+
+
+def mmcv_build_command(dist, version, setuptools=None):
+    """The pip command that compiles ``dist`` (mmcv, mmcv-full, onedl-mmcv) ``version`` with its CPU/CUDA ops
+    against the torch installed here; prefixed by a setuptools pin where the sdist imports pkg_resources."""
+    pin = ''
+    needs = dist in ('mmcv', 'mmcv-full') and parse_version(version) is not None and \
+        parse_version(version) <= UPSTREAM_MMCV_NEEDS_PKG_RESOURCES
+    if needs and setuptools and parse_version(setuptools) is not None and \
+            parse_version(setuptools) >= SETUPTOOLS_WITHOUT_PKG_RESOURCES:
+        pin = "pip install 'setuptools<%s' && " % SETUPTOOLS_WITHOUT_PKG_RESOURCES
+    return ('%sMMCV_WITH_OPS=1 pip install --no-build-isolation --no-deps --force-reinstall --no-binary %s '
+            "'%s==%s' (torch installed first: the build compiles mmcv._ext against it)"
+            % (pin, dist, dist, version))
+
+
+def mmcv_index_serves(dist, version, torch):
+    """Whether OpenMMLab's wheel index has ``dist`` ``version`` for ``torch`` (never for a fork; for mmcv 2.x
+    per ``MMCV_WHEEL_TORCH_MAX``; for mmcv-full 1.x up to torch 1.13)."""
+    v, t = parse_version(version), parse_version(major_minor(torch) if torch else None)
+    if dist not in ('mmcv', 'mmcv-full') or v is None or t is None:
+        return False
+    if v < '2.0.0rc0':
+        return t <= '1.13'
+    newest = dict((parse_version(m), tmax) for m, tmax in MMCV_WHEEL_TORCH_MAX).get(v)
+    return newest is not None and t <= newest

@@ -1,4 +1,4 @@
-"""mmdet3d against the numpy aliases (np.bool, np.int, np.long, ...) that numpy 1.24 removed."""
+"""mmdet3d against what numpy removed: the aliases np.bool, np.int, np.long, ... (1.24) and np.in1d (2.4)."""
 from .versions import parse_version
 from .result import CheckResult
 
@@ -20,6 +20,12 @@ NUMPY_ALIASES_REMOVED = '1.24'
 NUMPY_BOOL_LONG_BACK = '2.0'
 MMDET3D_ALIASES_FIXED = '1.1.0'
 MMDET3D_NP_LONG_LAST = '1.4.0'
+# numpy 2.4 removed np.in1d and np.trapz (deprecated in 2.0; numpy 2.4.6: hasattr is False). mmdet3d 1.4.0, the
+# last release, still calls np.in1d in its ScanNet instance-segmentation evaluation
+# (``evaluation/functional/scannet_utils/evaluate_semantic_instance.py``; read in its wheel, 2026-11-29); no
+# other function removed in numpy 2.x is called there.
+NUMPY_IN1D_REMOVED = '2.4'
+MMDET3D_IN1D_LAST = '1.4.0'
 
 
 def numpy_alias_findings(mmdet3d, numpy, pipeline_types=None):
@@ -28,6 +34,11 @@ def numpy_alias_findings(mmdet3d, numpy, pipeline_types=None):
     mm, np_v = parse_version(mmdet3d), parse_version(numpy)
     if mm is None or np_v is None or np_v < NUMPY_ALIASES_REMOVED:
         return []
+    if np_v >= NUMPY_IN1D_REMOVED and MMDET3D_ALIASES_FIXED <= mm <= MMDET3D_IN1D_LAST:
+        return [CheckResult('mmdet3d-numpy', 'WARN',
+                            "mmdet3d %s's ScanNet instance-segmentation evaluation calls np.in1d, removed in numpy "
+                            "2.4 (numpy %s): AttributeError when it evaluates (K-Radar and KITTI-style metrics do "
+                            "not call it)" % (mmdet3d, numpy), "pip install 'numpy<2.4'")]
     fix = "pip install 'numpy==1.23.5' (or 'numpy<1.24')"
     if mm < MMDET3D_ALIASES_FIXED:
         if np_v < NUMPY_BOOL_LONG_BACK:

@@ -3,6 +3,7 @@
 The live doctor reads the ranges from the installed packages' ``__init__.py``; the table here serves
 ``--assume`` (planned environments). Sources are named next to each table.
 """
+from .mmcv_wheels import SETUPTOOLS_WITHOUT_PKG_RESOURCES
 from .versions import parse_version
 from .result import CheckResult
 
@@ -76,26 +77,45 @@ def openmmlab_ranges(package, version):
     return dict((dep, (lo, hi)) for dep, (lo, hi, _) in openmmlab_asserts(package, version).items())
 
 
+# mmdet3d 1.4.0 is the last release (PyPI, 2026-11-29; no fork): nothing newer accepts mmcv >= 2.2 or mmdet >=
+# 3.4, so the documented repair raises its asserted maximum (kradar_plugin.compat.mmdet3d_version_gate).
+MMDET3D_LAST_RELEASE = '1.4.0'
+MMDET3D_GATE_REPAIR = 'python -m kradar_plugin.compat.mmdet3d_version_gate'
+
+
 def range_findings(package, version, dependency, dep_version, minimum, maximum, source='asserts',
-                   max_inclusive=True):
+                   max_inclusive=True, setuptools=None):
     """FAIL when ``dep_version`` is outside [minimum, maximum] (or [minimum, maximum) when not
-    ``max_inclusive``) that ``package`` ``version`` asserts."""
+    ``max_inclusive``) that ``package`` ``version`` asserts. The fix installs the range (an mmcv range is a
+    build from source: with setuptools >= 82 pinned below it first), and for the last mmdet3d release refusing
+    a newer mmcv/mmdet it is the documented repair of its version gate."""
     dep = parse_version(dep_version)
     if dep is None or (minimum is None and maximum is None):
         return []
     above = maximum is not None and (dep > maximum if max_inclusive else dep >= maximum)
-    if (minimum is not None and dep < minimum) or above:
-        upper = ('<=%s' if max_inclusive else '<%s') % maximum if maximum is not None else ''
-        wanted = ','.join(b for b in ('>=%s' % minimum if minimum is not None else '', upper) if b)
-        return [CheckResult('mmcv-range', 'FAIL',
-                            '%s %s %s %s%s but %s is installed (import-time AssertionError '
-                            '"%s==%s is used but incompatible")'
-                            % (package, version, source, dependency, wanted, dep_version,
-                               dependency.upper().replace('-FULL', '').replace('MMENGINE', 'MMEngine'),
-                               dep_version),
-                            "pip install '%s%s' (or a %s release that accepts %s %s)"
-                            % (dependency, wanted, package, dependency, dep_version))]
-    return []
+    if not ((minimum is not None and dep < minimum) or above):
+        return []
+    upper = ('<=%s' if max_inclusive else '<%s') % maximum if maximum is not None else ''
+    wanted = ','.join(b for b in ('>=%s' % minimum if minimum is not None else '', upper) if b)
+    install = "pip install '%s%s'" % (dependency, wanted)
+    if dependency in ('mmcv', 'mmcv-full') and setuptools and parse_version(setuptools) is not None and \
+            parse_version(setuptools) >= SETUPTOOLS_WITHOUT_PKG_RESOURCES:
+        install = ("pip install 'setuptools<%s' && MMCV_WITH_OPS=1 pip install --no-build-isolation --no-binary "
+                   "%s '%s%s' (its setup.py imports pkg_resources, gone in setuptools %s)"
+                   % (SETUPTOOLS_WITHOUT_PKG_RESOURCES, dependency, dependency, wanted, setuptools))
+    last = package == 'mmdet3d' and parse_version(version) is not None and \
+        parse_version(version) >= MMDET3D_LAST_RELEASE
+    if above and last and dependency in ('mmcv', 'mmdet'):
+        fix = ('%s (mmdet3d %s is the last release: the documented repair raises the maximum it asserts to the '
+               'installed %s %s); or %s' % (MMDET3D_GATE_REPAIR, version, dependency, dep_version, install))
+    else:
+        fix = '%s (or a %s release that accepts %s %s)' % (install, package, dependency, dep_version)
+    return [CheckResult('mmcv-range', 'FAIL',
+                        '%s %s %s %s%s but %s is installed (import-time AssertionError '
+                        '"%s==%s is used but incompatible")'
+                        % (package, version, source, dependency, wanted, dep_version,
+                           dependency.upper().replace('-FULL', '').replace('MMENGINE', 'MMEngine'), dep_version),
+                        fix)]
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -354,8 +354,16 @@ def test_the_runner_names_what_a_judge_found():
 
 # Today's stack as a new user installs it (.venv-latest, docs/development.md): the onedl forks, torch 2.13, numpy
 # 2.2, setuptools 84 (no pkg_resources), mmdet3d 1.4.0 (the last release, asserting mmcv<2.2.0 and mmdet<3.4.0).
-LATEST = ('python=3.11.7,torch=2.13.0+cpu,onedl-mmengine=0.10.12,onedl-mmcv=2.3.6,onedl-mmdetection=3.5.1,'
-          'mmdet3d=1.4.0,numpy=2.2.6,numba=0.63.1,mmcv-ext=ok')
+# Installed (machine facts), as the probes report them: forks named by 'providers'.
+LATEST = {'python': '3.11.7', 'torch': '2.13.0+cpu', 'torch-cuda': 'cpu', 'mmengine': '0.10.12', 'mmcv': '2.3.6',
+          'mmdet': '3.5.1', 'mmdet3d': '1.4.0', 'numpy': '2.2.6', 'numba': '0.63.1', 'setuptools': '84.2.1',
+          'mmcv-ext': 'ok', 'mmcv-ext-file': True, 'yapf': '0.43.0',
+          'providers': {'mmengine': 'onedl-mmengine', 'mmcv': 'onedl-mmcv', 'mmdet': 'onedl-mmdetection'},
+          'installed-ranges': {'mmdet3d': {'mmcv-full': ('2.0.0rc4', '2.2.0', False, True),
+                                           'mmdet': ('3.0.0rc5', '3.4.0', False, True),
+                                           'mmengine': ('0.8.0', '1.0.0', False, True)}}}
+REPAIRED = {'mmdet3d': {'mmcv-full': ('2.0.0rc4', '2.4.0', False, True), 'mmdet': ('3.0.0rc5', '3.6.0', False, True),
+                        'mmengine': ('0.8.0', '1.0.0', False, True)}}
 
 
 def _no_missing_index(results):
@@ -365,9 +373,11 @@ def _no_missing_index(results):
 
 
 def test_latest_stack_unrepaired_mmdet3d_gate():
-    results = judge(LATEST, machine={'setuptools': '84.2.1'})
-    r = result(results, 'mmcv-range')
-    assert r.status == 'FAIL' and 'mmcv>=2.0.0rc4,<2.2.0' in r.reason and 'onedl-mmcv' in r.reason
+    results = judge(None, machine=LATEST)
+    fails = [r for r in results if r.status == 'FAIL']
+    assert sorted(r.name for r in fails) == ['mmcv-range', 'mmcv-range'], fails
+    r = [f for f in fails if 'mmcv>=2.0.0rc4,<2.2.0' in f.reason][0]
+    assert 'onedl-mmcv' in r.reason
     # the documented repair first (mmdet3d 1.4.0 is the last release), then an install that can build under
     # setuptools 84
     assert r.fix.startswith('python -m kradar_plugin.compat.mmdet3d_version_gate'), r.fix
@@ -380,38 +390,37 @@ def test_latest_stack_unrepaired_mmdet3d_gate():
 
 
 def test_latest_stack_repaired_gate_passes():
-    repaired = {'mmdet3d': {'mmcv-full': ('2.0.0rc4', '2.4.0', False, True), 'mmdet': ('3.0.0rc5', '3.6.0', False, True),
-                            'mmengine': ('0.8.0', '1.0.0', False, True)}}
-    results = judge(LATEST, machine={'setuptools': '84.2.1', 'installed-ranges': repaired})
+    results = judge(None, machine=dict(LATEST, **{'installed-ranges': REPAIRED}))
     assert by_status(results, 'FAIL') == [], [r for r in results if r.status == 'FAIL']
     assert result(results, 'mmcv-range').status == 'OK'
     assert result(results, 'mmdet3d-numpy').status == 'OK'       # np.long is back in numpy 2; no np.in1d below 2.4
     s = result(results, 'setuptools')
     assert s.status == 'OK' and 'onedl-mmengine 0.10.12' in s.reason
+    _no_missing_index(results)
 
 
 def test_mmcv_built_without_ops_names_the_cause_and_the_build():
-    results = judge(LATEST.replace(',mmcv-ext=ok', ''), machine={
-        'setuptools': '84.2.1', 'mmcv-ext-file': False, 'mmcv-ext': "ModuleNotFoundError: No module named 'mmcv._ext'"})
+    results = judge(None, machine=dict(LATEST, **{'mmcv-ext-file': False, 'installed-ranges': REPAIRED,
+                                                  'mmcv-ext': "ModuleNotFoundError: No module named 'mmcv._ext'"}))
     r = result(results, 'mmcv-full')
     assert r.status == 'FAIL' and 'onedl-mmcv 2.3.6' in r.reason and 'Skip building ext ops' in r.reason
     assert r.fix.startswith("MMCV_WITH_OPS=1 pip install --no-build-isolation --no-deps --force-reinstall "
                             "--no-binary onedl-mmcv 'onedl-mmcv==2.3.6'"), r.fix
     _no_missing_index(results)
     # an upstream mmcv <= 2.2 sdist imports pkg_resources: under setuptools >= 82 the build pins it first
-    up = result(judge('torch=2.13.0,mmcv=2.1.0', machine={'setuptools': '84.2.1', 'mmcv-ext-file': False}),
-                'mmcv-full')
+    up = result(judge(None, machine={'torch': '2.13.0', 'mmcv': '2.1.0', 'setuptools': '84.2.1',
+                                     'mmcv-ext-file': False}), 'mmcv-full')
     assert up.fix.startswith("pip install 'setuptools<82' && MMCV_WITH_OPS=1"), up.fix
     assert 'download.openmmlab.com' not in up.fix      # no mmcv 2.1.0 wheel for torch 2.13 there
 
 
 def test_setuptools_without_pkg_resources_and_upstream_mmengine():
-    r = result(judge('mmengine=0.10.7,torch=2.13.0', machine={'setuptools': '84.2.1'}), 'setuptools')
+    r = result(judge('torch=2.13.0', machine={'setuptools': '84.2.1', 'mmengine': '0.10.7'}), 'setuptools')
     assert r.status == 'WARN' and 'pkg_resources' in r.reason and "mmdet::" in r.reason
     assert r.fix.startswith("pip install 'setuptools<82'")
-    assert result(judge('mmengine=0.10.7', machine={'setuptools': '80.9.0'}), 'setuptools').status == 'OK'
+    assert result(judge(None, machine={'setuptools': '80.9.0', 'mmengine': '0.10.7'}), 'setuptools').status == 'OK'
 
 
 def test_numpy_2_4_removes_in1d_that_mmdet3d_calls():
-    r = result(judge(LATEST.replace('numpy=2.2.6', 'numpy=2.4.1')), 'mmdet3d-numpy')
+    r = result(judge(None, machine=dict(LATEST, numpy='2.4.1')), 'mmdet3d-numpy')
     assert r.status == 'WARN' and 'np.in1d' in r.reason and r.fix == "pip install 'numpy<2.4'"

@@ -19,9 +19,7 @@ def _ops_users(facts):
 
 
 def _mmcv_wheel_hint(version, facts):
-    return ('pip install mmcv==%s -f https://download.openmmlab.com/mmcv/dist/%s/torch%s/index.html (or compile '
-            'it: MMCV_WITH_OPS=1 pip install mmcv==%s --no-binary mmcv)'
-            % (version, _cu_tag(facts.get('torch-cuda')), major_minor(facts.get('torch')) or 'X.Y', version))
+    return _reinstall('mmcv', version, facts)
 
 
 def mmcv_full(facts):
@@ -50,19 +48,33 @@ def mmcv_full(facts):
     name, version = ('mmcv-full', full) if full else ('mmcv', mmcv)
     name = providers.get(name, name)
     ext = facts.get('mmcv-ext')
+    if facts.get('mmcv-ext-file') is False:
+        return Finding('FAIL', "%s %s is installed without its compiled ops (no mmcv/_ext*.so: No module named "
+                               "'mmcv._ext'): its sdist was built where torch was not importable, e.g. in pip's "
+                               "isolated build environment (\"Skip building ext ops due to the absence of "
+                               "torch\")" % (name, version), _reinstall(name, version, facts))
     if ext and ext != 'ok':
         hint = ' (compiled against another torch)' if 'undefined symbol' in ext else ''
-        return Finding('FAIL', 'import mmcv._ext fails%s: %s' % (hint, ext),
-                       'reinstall %s built for this torch %s / CUDA %s: pip install %s==%s -f '
-                       'https://download.openmmlab.com/mmcv/dist/%s/torch%s.0/index.html'
-                       % (name, facts.get('torch'), facts.get('torch-cuda'), name, version,
-                          _cu_tag(facts.get('torch-cuda')), major_minor(facts.get('torch')) or 'X.Y'))
-    if facts.get('mmcv-ext-file') is False:
-        return Finding('FAIL', "%s %s is installed but mmcv/_ext*.so is missing (built without ops?): No module "
-                               "named 'mmcv._ext'" % (name, version),
-                       "pip install --force-reinstall --no-cache-dir '%s==%s'%s"
-                       % (name, version, ' (MMCV_WITH_OPS=1 when compiling)' if name == 'mmcv' else ''))
+        return Finding('FAIL', 'import mmcv._ext fails%s: %s' % (hint, ext), _reinstall(name, version, facts))
     return None
+
+
+def _reinstall(name, version, facts):
+    """The fix line that gives ``name`` ``version`` ops built for the installed torch: OpenMMLab's wheel index
+    where it serves that torch, else the build from source (no index or version that does not exist)."""
+    torch = facts.get('torch')
+    build = F.mmcv_build_command(name, version, facts.get('setuptools'))
+    if F.mmcv_index_serves(name, version, torch):
+        return ('pip install --force-reinstall --no-deps %s==%s -f https://download.openmmlab.com/mmcv/dist/%s/'
+                'torch%s.0/index.html, or compile it: %s' % (name, version, _cu_tag(facts.get('torch-cuda')),
+                                                               major_minor(torch), build))
+    return build
+
+
+def _dist(facts):
+    """The distribution of the mmcv with compiled ops (a fork named as such)."""
+    name = 'mmcv-full' if facts.get('mmcv-full') else 'mmcv'
+    return (facts.get('providers') or {}).get(name, name)
 
 
 def _cu_tag(cuda):
@@ -109,9 +121,7 @@ def mmcv_torch(facts):
     if mmcv_torch_v and torch_v and major_minor(mmcv_torch_v) != major_minor(torch_v):
         findings.append(Finding('FAIL', 'mmcv-full %s was compiled for torch %s but torch %s is installed '
                                         '(undefined symbol in mmcv._ext)' % (full, mmcv_torch_v, torch_v),
-                                'pip install mmcv-full==%s -f https://download.openmmlab.com/mmcv/dist/%s/'
-                                'torch%s.0/index.html' % (full, _cu_tag(facts.get('torch-cuda')),
-                                                          major_minor(torch_v))))
+                                _reinstall(_dist(facts), full, facts)))
     mmcv_cuda, torch_cuda = facts.get('mmcv-cuda'), facts.get('torch-cuda')
     if mmcv_cuda and torch_cuda and torch_cuda != 'cpu':
         if mmcv_cuda == 'not available':
@@ -124,6 +134,5 @@ def mmcv_torch(facts):
                 parse_version(mmcv_cuda).part(0) != parse_version(torch_cuda).part(0):
             findings.append(Finding('FAIL', 'mmcv-full %s was compiled with CUDA %s but torch uses CUDA %s'
                                     % (full, mmcv_cuda, torch_cuda),
-                                    'pip install mmcv-full==%s -f https://download.openmmlab.com/mmcv/dist/%s/'
-                                    'torch%s.0/index.html' % (full, _cu_tag(torch_cuda), major_minor(torch_v))))
+                                    _reinstall(_dist(facts), full, facts)))
     return findings

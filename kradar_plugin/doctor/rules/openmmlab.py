@@ -2,6 +2,7 @@
 numpy's removed aliases, mmengine vs torch.load's default, yapf vs config formatting, and forks (onedl-mmcv &
 co.: judged as the package they replace, one distribution per package)."""
 from ... import facts as F
+from ...facts.versions import parse_version
 from ..report import Finding
 from .mmcv import mmcv_version
 
@@ -37,11 +38,12 @@ def openmmlab_ranges(facts):
                 dep = 'mmcv' if F.openmmlab_generation('mmcv', lo) == 2 else 'mmcv-full'
             else:
                 dep_version = facts.get(dep)
-            found = F.range_findings(package, version, dep, dep_version, lo, hi, 'asserts', inclusive)
+            found = F.range_findings(package, version, dep, dep_version, lo, hi, 'asserts', inclusive,
+                                     facts.get('setuptools'))
             fork = providers.get('mmcv' if dep in ('mmcv', 'mmcv-full') else dep)
             if fork:
                 found = [f._replace(reason='%s (%s %s is %s\'s)' % (f.reason, dep, dep_version, fork),
-                                    fix='pip uninstall -y %s && %s' % (fork, f.fix)) for f in found]
+                                    fix=_fork_fix(fork, f.fix)) for f in found]
             if not enforced:
                 found = [f._replace(status='WARN', reason=f.reason.replace('asserts', 'recommends'))
                          for f in found]
@@ -51,11 +53,28 @@ def openmmlab_ranges(facts):
     return findings
 
 
+def _fork_fix(fork, fix):
+    """A range fix for a fork's package: the version-gate repair keeps the fork; an install replaces it."""
+    if fix.startswith(F.MMDET3D_GATE_REPAIR):
+        repair, _, install = fix.partition('; or ')
+        return '%s; or pip uninstall -y %s && %s' % (repair, fork, install)
+    return 'pip uninstall -y %s && %s' % (fork, fix)
+
+
 def openmmlab_mix(facts):
+    """1.x and 2.x packages mixed. Its OK line says one generation, never "compatible": whether the versions
+    accept each other is mmcv-range's verdict (the two never contradict)."""
     versions = dict((k, facts.get(k)) for k in ('mmcv-full', 'mmcv', 'mmcv-lite', 'mmdet', 'mmseg', 'mmdet3d'))
     if not any(versions.values()):
         return Finding('SKIP', 'no OpenMMLab package installed')
-    return F.generation_mix_findings(versions)
+    found = F.generation_mix_findings(versions)
+    if found:
+        return found
+    providers = facts.get('providers') or {}
+    named = ['%s %s%s' % (k, v, ' (%s)' % providers[k] if k in providers else '') for k, v in versions.items() if v]
+    generations = set(F.openmmlab_generation(k, v) for k, v in versions.items() if v) - set([None])
+    return Finding('OK', '%s: one OpenMMLab generation (%s); whether their versions accept each other is the '
+                         'mmcv-range check' % (', '.join(named), '/'.join('%d.x' % g for g in sorted(generations))))
 
 
 def mmdet3d_numpy(facts):
@@ -71,6 +90,27 @@ def mmengine_torch(facts):
 def yapf(facts):
     return F.yapf_findings(facts['yapf'], {'mmcv-full': facts.get('mmcv-full'), 'mmcv': facts.get('mmcv'),
                                            'mmengine': facts.get('mmengine')})
+
+
+def setuptools(facts):
+    """setuptools >= 82 has no pkg_resources: upstream mmengine <= 0.10.7 needs it for ``mmdet::`` config bases
+    (the mmcv sdists that need it to build are the mmcv-full and mmcv-range fix lines')."""
+    version = parse_version(facts['setuptools'])
+    if version is None or version < F.SETUPTOOLS_WITHOUT_PKG_RESOURCES:
+        return None
+    mmengine = facts.get('mmengine')
+    upstream = mmengine and 'mmengine' not in (facts.get('providers') or {})
+    if upstream and parse_version(mmengine) is not None and \
+            parse_version(mmengine) <= F.MMENGINE_NEEDS_PKG_RESOURCES:
+        return Finding('WARN', "setuptools %s has no pkg_resources, which mmengine %s imports to find an installed "
+                               "package's configs (utils/package_utils.py): a config whose _base_ names "
+                               "'mmdet::...' or 'mmdet3d::...' fails with ModuleNotFoundError"
+                       % (facts['setuptools'], mmengine),
+                       "pip install 'setuptools<%s' (or onedl-mmengine, the maintained fork, which does not need "
+                       "it)" % F.SETUPTOOLS_WITHOUT_PKG_RESOURCES)
+    return Finding('OK', 'setuptools %s (no pkg_resources): nothing installed here imports it at run time%s'
+                   % (facts['setuptools'], ' (%s %s does not)' % (
+                       (facts.get('providers') or {}).get('mmengine', 'mmengine'), mmengine) if mmengine else ''))
 
 
 def package_owners(facts):
