@@ -12,11 +12,11 @@ __all__ = ['CheckResult']
 
 
 def run_checks(assume=None, config=None, train_script=None, compile_test=False, quick=False, probes=None,
-               checkpoint=None, probe_model=False):
+               checkpoint=None, probe_model=False, gpu_arch=None):
     """Run every check; see kradar_plugin.doctor.checks.run_checks."""
     from .checks import run_checks
     return run_checks(assume=assume, config=config, train_script=train_script, compile_test=compile_test,
-                      quick=quick, probes=probes, checkpoint=checkpoint, probe_model=probe_model)
+                      quick=quick, probes=probes, checkpoint=checkpoint, probe_model=probe_model, gpu_arch=gpu_arch)
 
 
 def format_report(results, statuses=None, color=False):

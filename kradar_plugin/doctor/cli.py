@@ -30,7 +30,12 @@ def build_parser():
                    help="checkpoint to evaluate: WARN when its meta's mmdet3d_version uses the other box convention "
                         'than the installed mmdet3d (read without torch)')
     p.add_argument('--compile-test', action='store_true',
-                   help='compile (and with a GPU run) a tiny numba.cuda kernel in a subprocess')
+                   help="compile the installed mmdet3d's and the plugin's rotated-IoU kernels with this numba and "
+                        "the CUDA toolkit it uses (libNVVM -> PTX, ptxas -> SASS) in a subprocess, no GPU needed; "
+                        'with a GPU also run the plugin kernel')
+    p.add_argument('--gpu-arch', metavar='sm_XY,...',
+                   help='with --compile-test (implied): the GPU architectures to compile for, e.g. sm_80,sm_90 '
+                        "(default: this machine's GPU, else sm_70,sm_80,sm_90)")
     p.add_argument('--quick', action='store_true', help='no subprocess probes (what tools/train.py runs)')
     p.add_argument('--json', action='store_true', help='print a JSON document instead of the report')
     p.add_argument('--only', metavar='STATUS,...', help='show only these statuses, e.g. FAIL,WARN')
@@ -42,7 +47,7 @@ def main(argv=None):
     try:
         facts = collect_facts(assume=args.assume, config=args.config, train_script=args.train_script,
                               compile_test=args.compile_test, quick=args.quick, checkpoint=args.checkpoint,
-                              probe_model=args.probe_model)
+                              probe_model=args.probe_model, gpu_arch=args.gpu_arch)
     except ValueError as e:
         sys.stderr.write('kradar-doctor: error: %s\n' % e)
         return 2

@@ -98,7 +98,10 @@ FACTS = (
     # ---- derived (environment.merge/derive, checks.collect_facts)
     Fact('assumed', 'derived', 'sorted keys that came from --assume'),
     Fact('numpy-effective', 'derived', 'the numpy that imports: numpy-runtime, else numpy-base, else numpy'),
-    Fact('compile-test', '--compile-test', "('ok' | 'fail' | 'skip', detail) of compiling a numba.cuda kernel"),
+    Fact('compile-test', '--compile-test', "the compile child's report ({'status', 'numba', 'toolkit', 'rows', "
+                                           "'gpu-run', ...}, probes/compile_test.py), or ('skip', why)"),
+    Fact('gpu-arch', '--compile-test', "['sm_80', ...]: the GPU architectures compiled for (--gpu-arch, else the "
+                                       "GPU's, else sm_70/sm_80/sm_90); GPU nodes are asked about"),
 )
 
 NAMES = frozenset(f.name for f in FACTS)

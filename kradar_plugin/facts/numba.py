@@ -26,6 +26,20 @@ from .result import CheckResult
 # ---------------------------------------------------------------------------------------------------------
 NumbaSeries = collections.namedtuple('NumbaSeries', 'first python numpy_min numpy_cap cuda_min cuda_below')
 
+# Where each row's CUDA columns come from. "compiled": asserted by a real compile in the suite
+# (tests/doctor/test_cuda_compile.py: NVIDIA's registry toolkits 11.8 and 12.9 and the machine's 13.0, numba 0.48,
+# 0.56.4 and the stacks' newest); the other rows and bounds are read from numba's CHANGE_LOG and issues (no
+# registry toolkit is older than 11.7, no test stack has that numba).
+CUDA_EVIDENCE = {
+    '0.48.0': 'compiled: CUDA 11.8, 12.9 and 13.0 libNVVM refuse its IR (NvvmError "parse expected comma"); '
+              'the <= 11.1 side: numba#6607',
+    '0.56.4': 'compiled: CUDA 11.8 compiles, CUDA 12.9 refuses IR 1.6 (numba#8715); without libcudart beside '
+              'libNVVM: NvvmSupportError "No supported GPU compute capabilities found"; cuda_min: CHANGE_LOG',
+    '0.60.0': 'compiled where the test stack has it (.venv): CUDA 11.8, 12.9, 13.0; cuda_min: CHANGE_LOG',
+    '0.62.0': 'compiled with numba 0.68.1: CUDA 11.8 (PTX 7.8), 12.9 (8.8), 13.0 (9.0), each assembled by its '
+              'own ptxas; cuda_min: CHANGE_LOG',
+}
+
 NUMBA_SERIES = (
     NumbaSeries('0.48.0', ('3.6', '3.8'), '1.15', None, '8.0', '11.2'),
     NumbaSeries('0.51.0', ('3.6', '3.8'), '1.15', None, '8.0', '11.2'),
@@ -121,8 +135,9 @@ def numba_toolkit_findings(numba, cuda):
     if series.cuda_below is not None and ctk >= series.cuda_below:
         if series.cuda_below == '11.2':
             return [CheckResult('numba-cuda', 'FAIL',
-                                "numba %s cannot compile for CUDA %s (NVVM IR 1.6: NvvmError \"parse "
-                                "expected comma after load's type\", numba#6607)" % (numba, cuda),
+                                "numba %s cannot compile for CUDA %s (its NVVM IR is refused by the libNVVM of "
+                                "CUDA >= 11.2: NvvmError \"parse expected comma after load's type\", numba#6607)"
+                                % (numba, cuda),
                                 "pip install 'numba>=0.53' (or use a CUDA<=11.1 toolkit for numba)")]
         return [CheckResult('numba-cuda', 'FAIL',
                             'numba %s cannot compile for CUDA %s (emits NVVM IR 1.6, CUDA 12 needs 2.0: '

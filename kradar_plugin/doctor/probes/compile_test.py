@@ -1,80 +1,61 @@
-"""``--compile-test``: compile (and, with a GPU, run) a tiny numba.cuda kernel in a subprocess.
+"""``--compile-test``: compile mmdet3d's and the plugin's rotated-IoU kernels with NVIDIA's compilers, in a child.
 
-A subprocess because the failures being looked for include segfaults (driver >= 580 with numba < 0.63) and
-hangs; the real exception's last line is reported, not a guess from version numbers.
+A child (``cuda_compile_child``) because the failures looked for include segfaults (driver >= 580 with numba <
+0.63) and hangs of libNVVM or ptxas; it is bounded by ``timeout``, ptxas by ``ptxas_timeout``. No GPU is
+needed: each kernel goes through libNVVM to PTX and the toolkit's ptxas to SASS for each architecture; with a
+GPU the plugin's kernel also runs and is compared with the numpy backend. The judge is
+``doctor/rules/numba.py:compile_test``.
 """
 import json
+import os
 import subprocess
 import sys
 
-_SCRIPT = r'''
-import json
-out = {}
-try:
-    import numpy as np
-    from numba import cuda
-
-    def double(a):
-        i = cuda.grid(1)
-        if i < a.size:
-            a[i] = 2 * a[i]
-
-    sig = 'void(float32[:])'
-    if hasattr(cuda, 'compile_ptx'):
-        # The GPU's own compute capability; without a GPU sm_75 (the oldest CUDA 13 accepts), then sm_52
-        # (the oldest numba 0.5x targets by default) for toolkits that predate sm_75.
-        ccs = [cuda.get_current_device().compute_capability] if cuda.is_available() else [(7, 5), (5, 2)]
-        first_error = None
-        for cc in ccs:
-            try:
-                ptx, _ = cuda.compile_ptx(double, sig, cc=cc)
-            except Exception as e:
-                first_error = first_error or e
-                continue
-            out['ptx_bytes'] = len(ptx)
-            out['cc'] = '%d.%d' % tuple(cc)
-            break
-        else:
-            raise first_error
-    if cuda.is_available():
-        kernel = cuda.jit(sig)(double)
-        a = np.arange(64, dtype=np.float32)
-        d = cuda.to_device(a)
-        kernel[1, 64](d)
-        ok = bool((d.copy_to_host() == 2 * a).all())
-        out['ran_on_gpu'] = ok
-        out['status'] = 'ok' if ok else 'fail'
-        if not ok:
-            out['detail'] = 'the kernel ran but returned wrong values'
-    elif 'ptx_bytes' in out:
-        out['status'] = 'ok'
-        out['detail'] = 'compiled to PTX for sm_%s; no GPU to run it on' % out['cc'].replace('.', '')
-    else:
-        out['status'] = 'fail'
-        out['detail'] = 'numba.cuda has no compile_ptx and no GPU is available'
-except BaseException as e:
-    out['status'] = 'fail'
-    lines = [l.strip() for l in str(e).splitlines() if l.strip()]
-    out['detail'] = ('%s: %s' % (type(e).__name__, ' / '.join(lines)))[:400]
-print('KRADAR_COMPILE_JSON ' + json.dumps(out))
-'''
+from .cuda_compile_child import MARK
 
 
-def run_compile_test(python=None, timeout=300):
-    """('ok'|'fail', detail) from compiling a numba.cuda kernel in a fresh interpreter."""
-    cmd = [python or sys.executable, '-c', _SCRIPT]
+def cuda_home_problem(env=None):
+    """One line when ``CUDA_HOME`` cannot be a CUDA toolkit (a file, or no nvvm/ and no libNVVM), else None."""
+    home = (env if env is not None else os.environ).get('CUDA_HOME')
+    if not home:
+        return None
+    if not os.path.exists(home):
+        return 'CUDA_HOME=%s does not exist' % home
+    if not os.path.isdir(home):
+        return 'CUDA_HOME=%s is a file, not a CUDA toolkit folder' % home
+    if not os.path.isdir(os.path.join(home, 'nvvm')):
+        return 'CUDA_HOME=%s has no nvvm/ folder (libNVVM, libdevice): not a CUDA toolkit' % home
+    return None
+
+
+def run_compile_test(archs, python=None, timeout=900, ptxas_timeout=120, env=None):
+    """The child's report as a dict: 'status' ('ok' | 'fail'), 'detail' (one line when the child itself failed),
+    'numba', 'toolkit' {root, version, libnvvm, ptxas, ...}, 'rows' (one per kernel x architecture: status,
+    stage 'load' | 'ptx' | 'sass', ptx-version, error or detail), 'gpu-run' (None without a GPU)."""
+    env = dict(os.environ if env is None else env)
+    problem = cuda_home_problem(env)
+    if problem:
+        return {'status': 'fail', 'detail': problem, 'rows': [], 'archs': list(archs)}
+    args = json.dumps({'archs': list(archs), 'ptxas_timeout': ptxas_timeout})
+    cmd = [python or sys.executable, '-m', 'kradar_plugin.doctor.probes.cuda_compile_child', args]
     try:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
-                              universal_newlines=True)
+                              universal_newlines=True, env=env)
     except subprocess.TimeoutExpired:
-        return 'fail', 'compiling the test kernel took longer than %d s' % timeout
+        return {'status': 'fail', 'detail': 'the compile child did not finish within %g s' % timeout, 'rows': [],
+                'archs': list(archs)}
     for line in proc.stdout.splitlines():
-        if line.startswith('KRADAR_COMPILE_JSON '):
-            out = json.loads(line[len('KRADAR_COMPILE_JSON '):])
-            detail = out.get('detail') or ('ran on the GPU' if out.get('ran_on_gpu') else 'compiled')
-            return out['status'], detail
+        if line.startswith(MARK):
+            doc = json.loads(line[len(MARK):])
+            failed = doc.get('error') or any(r['status'] != 'ok' for r in doc['rows']) or \
+                (doc.get('gpu-run') or {}).get('status') == 'fail'
+            doc['status'] = 'fail' if failed else 'ok'
+            if doc.get('error'):
+                doc['detail'] = doc['error']
+            return doc
     tail = [l for l in proc.stderr.splitlines() if l.strip()]
     if proc.returncode < 0:
-        return 'fail', 'the compile subprocess died with signal %d (%s)' % (-proc.returncode,
-                                                                            tail[-1] if tail else 'no output')
-    return 'fail', 'exit code %s: %s' % (proc.returncode, tail[-1] if tail else 'no output')
+        detail = 'the compile child died with signal %d (%s)' % (-proc.returncode, tail[-1] if tail else 'no output')
+    else:
+        detail = 'the compile child exited with status %s: %s' % (proc.returncode, tail[-1] if tail else 'no output')
+    return {'status': 'fail', 'detail': detail, 'rows': [], 'archs': list(archs)}

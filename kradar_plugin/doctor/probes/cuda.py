@@ -30,7 +30,24 @@ def toolkit_version_from_home(home):
         if match:
             return match.group(1)
     match = re.search(r'cuda-(\d+\.\d+)', os.path.realpath(home))
-    return match.group(1) if match else None
+    if match:
+        return match.group(1)
+    return nvcc_wheel_version(home)
+
+
+def nvcc_wheel_version(home):
+    """'11.8.89' of the nvidia-cuda-nvcc wheel a toolkit folder comes from: its own dist-info/ (CUDA 13's
+    layout) or the wheel's, two levels above nvidia/cuda_nvcc (also through a folder of links to it)."""
+    nvvm = os.path.realpath(os.path.join(home, 'nvvm'))
+    for base in (home, os.path.dirname(nvvm)):
+        patterns = (os.path.join(base, 'dist-info', 'nvidia_cuda_nvcc*-*.dist-info'),
+                    os.path.join(base, os.pardir, os.pardir, 'nvidia_cuda_nvcc*-*.dist-info'))
+        for pattern in patterns:
+            for hit in sorted(glob.glob(pattern)):
+                match = re.search(r'-(\d+\.\d+(?:\.\d+)*)\.dist-info$', hit)
+                if match:
+                    return match.group(1)
+    return None
 
 
 def probe_cuda_toolkit(conda=None):
