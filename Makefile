@@ -60,10 +60,12 @@ demo-tiny: env
 	@PATH=$(CURDIR)/$(VENV)/bin:$$PATH tools/dist_train.sh configs/kradar/demo_eval_only.py $(GPUS) --eval-only
 
 ## The whole suite: the OpenMMLab 1.x stack (torch + mmcv-full + mmdet + mmdet3d rc6), the core again on
-## numpy 2.x, and the 2.0 stack (mmengine + mmcv 2.1 + mmdet 3.3 + mmdet3d 1.4: tests/adapters/mmengine), whose
-## build runs niced in the background during the 1.x suite (tools/run_tests.sh). Each part prints its 15 slowest tests.
+## numpy 2.x, EchoFusion's stack, the 2.0 stack (mmengine + mmcv 2.1 + mmdet 3.3 + mmdet3d 1.4: tests/adapters/mmengine)
+## and today's stack (.venv-latest), whose builds run niced in the background during the 1.x suite
+## (tools/run_tests.sh). Each part prints its 15 slowest tests.
 PYTEST_FLAGS ?= -q --durations=15
-RUN_TESTS = PY=$(PY) VENV=$(VENV) LIGHT=$(LIGHT) VENV_MM2=$(VENV_MM2) VENV_EF=$(VENV_EF) CORE_TESTS="$(CORE_TESTS)" \
+RUN_TESTS = PY=$(PY) VENV=$(VENV) LIGHT=$(LIGHT) VENV_MM2=$(VENV_MM2) VENV_EF=$(VENV_EF) VENV_LATEST=$(VENV_LATEST) \
+	CORE_TESTS="$(CORE_TESTS)" \
 	FULL_TESTS="$(FULL_TESTS)" PYTEST_FLAGS="$(PYTEST_FLAGS)" tools/run_tests.sh
 test:
 	@$(RUN_TESTS)
@@ -139,6 +141,18 @@ demo-mm2: env-mm2
 	@$(VENV_MM2)/bin/kradar-eval --infos $(MM2_DATA)/kradar_infos_val.pkl --results work_dirs/demo_mm2/eval_results/results_epoch_0.pkl \
 		--classes Sedan --protocol all --box-convention='mmdet3d<1.0' --dt-z-is-bottom
 
+## Today's stack (.venv-latest: torch 2.13 CPU, numpy 2.2, onedl-mmengine 0.10.12, onedl-mmcv 2.3.6 with CPU ops,
+## onedl-mmdetection 3.5.1, mmdet3d 1.4.0 with its version gate repaired; docs/development.md); test-latest (part
+## of `make test`) runs the 2.0 adapters' tests, the doctor's and the launches whose torch routes differ there.
+.PHONY: env-latest test-latest
+VENV_LATEST ?= .venv-latest
+
+env-latest:
+	@PYTHON=$(PY) tools/setup_env.sh latest $(VENV_LATEST)
+
+test-latest: env-latest
+	@$(RUN_TESTS) latest
+
 bench: env
 	$(VENV)/bin/python benchmarks/bench_rotate_iou.py
 	$(VENV)/bin/python benchmarks/bench_kradar_eval.py
@@ -151,4 +165,4 @@ doctor: env
 	$(VENV)/bin/kradar-doctor
 
 clean:
-	rm -rf $(VENV) $(LIGHT) work_dirs data/demo $(PROJECT)/work_dirs $(PROJECT)/data $(PROJECT)/tools
+	rm -rf $(VENV) $(LIGHT) $(VENV_LATEST) work_dirs data/demo $(PROJECT)/work_dirs $(PROJECT)/data $(PROJECT)/tools

@@ -9,6 +9,10 @@
 #                                            1.10.0 + mmcv-full 1.4.0 (CPU ops) + mmdet 2.19.0 + mmseg 0.20.0 +
 #                                            mmdet3d 0.17.3 (unmodified Python, CPU-built ops: build_mmdet3d_cpu.py)
 #                                            + numba 0.48.0 + numpy 1.19.5 + yapf 0.40.1
+#   tools/setup_env.sh latest [.venv-latest]  today's stack: torch 2.13.0 CPU + numpy 2.2 + onedl-mmengine 0.10.12
+#                                            + onedl-mmcv 2.3.6 (CPU ops, compiled with torch present) +
+#                                            onedl-mmdetection 3.5.1 + mmdet3d 1.4.0 (its version gate raised by
+#                                            kradar_plugin.compat.mmdet3d_version_gate); setuptools as torch pulls it
 # Idempotent: a stamp keyed by the requirement files makes a second run take seconds.
 # mmcv-full / mmcv is compiled once and the wheel kept in a cache keyed by the torch version and Python tag
 # (the file name carries the mmcv version), so a later torch pin can never load an ABI-mismatched mmcv._ext.
@@ -24,7 +28,8 @@ case "$kind" in
   light) venv=${2:-.venv-light}; reqs="requirements/light.txt requirements/tests.txt requirements/runtime.txt setup.py" ;;
   echofusion) venv=${2:-.venv-echofusion}; reqs="requirements/echofusion-stack.txt requirements/echofusion-mmcv.txt requirements/echofusion-mmdet3d.txt requirements/echofusion-mmdet3d-runtime.txt tools/mmdet3d_cpu/include/* requirements/tests.txt requirements/runtime.txt tools/build_mmdet3d_cpu.py setup.py" ;;
   mm2)   venv=${2:-.venv-mm2};   reqs="requirements/mm2-stack.txt requirements/mm2-mmcv.txt requirements/mm2-mmdet3d.txt requirements/mm2-runtime.txt requirements/tests.txt requirements/runtime.txt setup.py" ;;
-  *) echo "usage: $0 full|light|mm2|echofusion [VENV]" >&2; exit 2 ;;
+  latest) venv=${2:-.venv-latest}; reqs="requirements/latest-stack.txt requirements/latest-mmcv.txt requirements/mm2-mmdet3d.txt requirements/mm2-runtime.txt requirements/tests.txt requirements/runtime.txt kradar_plugin/compat/mmdet3d_version_gate.py setup.py" ;;
+  *) echo "usage: $0 full|light|mm2|echofusion|latest [VENV]" >&2; exit 2 ;;
 esac
 PY=${PYTHON:-python3}
 if [ "$kind" = echofusion ]; then  # EchoFusion's interpreter, whatever python3 is
@@ -123,6 +128,29 @@ print('[env] ready (mm2): torch', torch.__version__, 'numpy', numpy.__version__,
 assert numpy.__version__.startswith('1.'), 'numpy %s: torch 2.0/2.1 need numpy 1.x' % numpy.__version__
 PY
   rm -f "$venv"/.kradar-env-mm2-*; touch "$stamp"
+  exit 0
+fi
+if [ "$kind" = latest ]; then
+  # torch==2.13.0 resolves to the +cpu wheel; setuptools is what torch pulls (>= 77, no pkg_resources from 82)
+  $pip install -q -r requirements/latest-stack.txt -r requirements/tests.txt
+  install_mmcv requirements/latest-mmcv.txt onedl-mmcv
+  $pip install -q "$(grep -E '^onedl-mmdetection==' requirements/latest-mmcv.txt)" -r requirements/latest-stack.txt
+  # mmdet3d 1.4.0 as in .venv-mm2 (no dependency resolution: see the file), then what its imports need
+  $pip install -q --no-deps --no-build-isolation -r requirements/mm2-mmdet3d.txt
+  $pip install -q -r requirements/mm2-runtime.txt -r requirements/latest-stack.txt
+  $pip install -q --no-deps --no-build-isolation -e .
+  # mmdet3d 1.4.0 asserts mmcv<2.2.0 and mmdet<3.4.0: the documented repair raises the two maxima it refuses
+  "$venv/bin/python" -m kradar_plugin.compat.mmdet3d_version_gate
+  "$venv/bin/python" - <<'PY'
+import numpy, torch, setuptools, mmengine, mmcv, mmcv._ext, mmdet, mmdet3d, numba
+import mmdet3d.models, mmdet3d.datasets, mmdet3d.evaluation  # noqa: F401  (mmdet3d's whole import chain)
+print('[env] ready (latest): torch', torch.__version__, 'numpy', numpy.__version__, 'numba', numba.__version__,
+      'setuptools', setuptools.__version__, 'mmengine', mmengine.__version__, 'mmcv', mmcv.__version__,
+      'mmdet', mmdet.__version__, 'mmdet3d', mmdet3d.__version__)
+assert torch.__version__ == '2.13.0+cpu', 'torch %s: the pinned CPU wheel was not installed' % torch.__version__
+assert numpy.__version__.startswith('2.'), 'numpy %s: this stack is the numpy-2 one' % numpy.__version__
+PY
+  rm -f "$venv"/.kradar-env-latest-*; touch "$stamp"
   exit 0
 fi
 $pip install -q -r requirements/stack.txt -r requirements/tests.txt
