@@ -20,6 +20,7 @@ from ..facts.versions import parse_version
 # the assert bounds this repair may raise, and the distribution whose version it compares
 BOUNDS = (('mmcv_maximum_version', 'mmcv'), ('mmdet_maximum_version', 'mmdet'))
 MARK = '# raised by kradar_plugin.compat.mmdet3d_version_gate (was %s)'
+FIRST_MMDET3D = '1.1.0'         # the first mmdet3d on mmengine / mmcv 2.x: the gate this repair knows
 
 
 def init_path():
@@ -54,9 +55,12 @@ def planned_edits(text, versions):
     edits = []
     for name, dist in BOUNDS:
         found = re.search(r"^%s = '([^']+)'" % name, text, re.M)
-        have = versions.get(dist)
-        if found and have and parse_version(have) is not None and parse_version(have) >= found.group(1):
-            edits.append((name, found.group(1), next_minor(have)))
+        have = parse_version(versions.get(dist) or '')
+        if not found or have is None:
+            continue
+        exclusive = re.search(r'<\s*digit_version\(\s*%s' % name, text)    # '<', not '<=' (mmdet3d <= 1.0)
+        if have > found.group(1) or (exclusive and have == found.group(1)):
+            edits.append((name, found.group(1), next_minor(versions[dist])))
     return edits
 
 
@@ -85,6 +89,11 @@ def main(argv=None):
     path = init_path()
     if path is None:
         print('mmdet3d is not installed')
+        return 0
+    mmdet3d = parse_version(installed_version('mmdet3d') or '')
+    if mmdet3d is None or mmdet3d < FIRST_MMDET3D:
+        print('mmdet3d %s: this repair is for mmdet3d >= %s (mmengine-based)' % (installed_version('mmdet3d'),
+                                                                                 FIRST_MMDET3D))
         return 0
     if args.check:
         with open(path) as f:
