@@ -106,10 +106,16 @@ class _StandIn(type):
         return cls._call(cls, *args, **kwargs)
 
 
+def _no_state(self, state):
+    raise RefusedPickleError('refused: a state given to a {} (torch checkpoints give none)'.format(
+        type(self).__name__))
+
+
 class StorageRef(object):
     """A storage of the checkpoint: its key, dtype name, element count and the builder's flat tensor."""
 
     __slots__ = ('key', 'dtype', 'numel', 'flat')
+    __setstate__ = _no_state
 
     def __init__(self, key, dtype, numel, flat):
         self.key = key
@@ -260,8 +266,8 @@ class CheckpointUnpickler(SafeUnpickler):
         located = self.archive.finish(self.declared)
         for key, ref in self.storages.items():
             ref.flat = self.builder.storage(self.archive, key, ref.dtype, ref.numel, located[key][1], None)
-        for tensor, build in self.pending:
-            tensor.value = build()
+        for ref, build in self.pending:
+            ref.value = build()
 
     # ---------------------------------------------------------------------------------------- tensors
     def _tensor(self, storage, offset, size, stride, requires_grad=False, hooks=None, dtype=None):
@@ -276,14 +282,12 @@ class CheckpointUnpickler(SafeUnpickler):
                 raise RefusedPickleError('refused: a tensor of dtype {}'.format(short_repr(dtype)))
             storage = self.persistent_retype(storage, dtype)
         size, stride = _checked_layout(storage, offset, size, stride, self.where)
-
-        def build():
-            return self.builder.tensor(storage, offset, size, stride, requires_grad)
+        ref = TensorRef()
         if storage.flat is None:            # legacy: the records come after the pickle
-            placeholder = LateTensor()
-            self.pending.append((placeholder, build))
-            return placeholder
-        return build()
+            self.pending.append((ref, lambda: self.builder.tensor(storage, offset, size, stride, requires_grad)))
+        else:
+            ref.value = self.builder.tensor(storage, offset, size, stride, requires_grad)
+        return ref
 
     def persistent_retype(self, storage, dtype):
         name = self.builder.dtype_name(dtype)
@@ -330,13 +334,14 @@ class CheckpointUnpickler(SafeUnpickler):
             raise RefusedPickleError('refused: requires_grad={}'.format(short_repr(requires_grad)))
         if state:
             raise RefusedPickleError('refused: a parameter with attributes {}'.format(short_repr(state)))
-        if type(data) is LateTensor:
-            placeholder = LateTensor()
-            self.pending.append((placeholder, lambda: self.builder.parameter(data.value, requires_grad)))
-            return placeholder
-        if not self.builder.is_tensor(data):
+        if type(data) is not TensorRef:
             raise RefusedPickleError('refused: a parameter of {}'.format(short_repr(data)))
-        return self.builder.parameter(data, requires_grad)
+        ref = TensorRef()
+        if data.value is None:
+            self.pending.append((ref, lambda: self.builder.parameter(data.value, requires_grad)))
+        else:
+            ref.value = self.builder.parameter(data.value, requires_grad)
+        return ref
 
     def _rebuild_from_type(self, func=None, new_type=None, args=None, state=None, *rest):
         if rest or new_type not in (_TENSOR, _PARAMETER) or type(args) is not tuple or state:
@@ -372,6 +377,7 @@ class _StorageType(object):
     """``torch.<X>Storage`` named in a storage id: only its element dtype is kept."""
 
     __slots__ = ('dtype',)
+    __setstate__ = _no_state
 
     def __init__(self, name):
         self.dtype = STORAGE_DTYPES[name]
@@ -385,6 +391,7 @@ class ClassAttribute(object):
     is imported, else the name."""
 
     __slots__ = ('module', 'cls', 'name')
+    __setstate__ = _no_state
 
     def __init__(self, module, cls, name):
         self.module = module
@@ -399,13 +406,18 @@ def _counter(mapping=None, *rest):
     return collections.Counter(mapping or {})
 
 
-class LateTensor(object):
-    """A legacy checkpoint's tensor until its record (after the object pickle) is read: ``value``."""
+class TensorRef(object):
+    """A tensor of the checkpoint while the pickle loads (``value``; a legacy checkpoint's is built after the
+    object pickle, when its record is read): no opcode of the file reaches the tensor itself (a BUILD would call
+    ``Tensor.__setstate__`` with the file's sizes)."""
 
     __slots__ = ('value',)
 
     def __init__(self):
         self.value = None
+
+    def __setstate__(self, state):
+        raise RefusedPickleError('refused: a state given to a tensor (torch checkpoints give none)')
 
 
 _TENSOR = object()

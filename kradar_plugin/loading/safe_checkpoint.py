@@ -84,7 +84,7 @@ def load_checkpoint_tree(path_or_file, limits=None):
 
 def _torch_installed():
     if 'torch' in sys.modules:
-        return True
+        return sys.modules['torch'] is not None         # None: imports of torch are blocked
     import importlib.util
     return importlib.util.find_spec('torch') is not None
 
@@ -182,9 +182,11 @@ class _CheckpointSettler(_Settler):
 
     def value(self, x, depth):
         t = type(x)
-        if t in self.torch_values or self.builder.is_tensor(x):
+        if t in self.torch_values:
             return x, 1
-        if t is cp.LateTensor:
+        if t is cp.TensorRef:
+            if x.value is None:
+                raise RefusedPickleError('refused: a tensor whose storage was never read')
             return x.value, 1
         if t is cp.DataObject or t is cp.DataDict:
             return self.data_object(x, depth)

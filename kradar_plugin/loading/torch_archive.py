@@ -72,6 +72,11 @@ class ZipArchive(object):
         infos = archive.infolist()
         if len(infos) > MAX_MEMBERS:
             raise ArchiveError('{} zip members, more than {}'.format(len(infos), MAX_MEMBERS))
+        seen = set()
+        for info in infos:
+            if info.filename in seen:
+                raise ArchiveError('the zip member {!r} appears twice'.format(info.filename))
+            seen.add(info.filename)
         pickles = [i.filename for i in infos if i.filename.endswith('/data.pkl') and i.filename.count('/') == 1]
         if len(pickles) != 1:
             raise ArchiveError('a zip archive with {} <name>/data.pkl members (a torch checkpoint has one): '
@@ -80,8 +85,6 @@ class ZipArchive(object):
         self.members = {}
         for info in infos:
             name = info.filename
-            if name in self.members:
-                raise ArchiveError('the zip member {!r} appears twice'.format(name))
             rest = name[len(self.prefix):] if name.startswith(self.prefix) else None
             if rest is None or not (rest == 'data.pkl' or rest in ZIP_METADATA or rest.startswith('.data/') or
                                     (rest.startswith('data/') and valid_key(rest[5:]))):
@@ -232,7 +235,7 @@ class _KeyList(pickle.Unpickler):
     """The legacy format's key list and small pickles: plain values only."""
 
     def find_class(self, module, name):
-        raise ArchiveError('the legacy format\'s header pickles name {}.{}'.format(module, name))
+        raise ArchiveError('names the global {}.{}'.format(module, name))
 
     def persistent_load(self, pid):
         raise ArchiveError('the legacy format\'s header pickles reference a storage')
@@ -242,8 +245,9 @@ def _small_pickle(f, what):
     start = f.tell()
     try:
         value = _KeyList(f).load()
-    except ArchiveError:
-        raise
+    except ArchiveError as exc:
+        raise ArchiveError('neither a torch zip checkpoint nor a legacy one: {} at byte {} {} (a plain pickle named '
+                           '.pth? nothing it names was imported or run)'.format(what, start, exc))
     except Exception as exc:  # noqa: BLE001 - any damage: the file is not a legacy checkpoint
         raise ArchiveError('neither a torch zip checkpoint nor a legacy one: {} at byte {} does not unpickle '
                            '({}: {})'.format(what, start, type(exc).__name__, _short(exc)))
