@@ -257,9 +257,26 @@ class InitWatch(object):
         self.thread.start()
         return self
 
+    def _listening(self):
+        """Wait (the GIL released, in Python's socket calls) until the store accepts connections: building a
+        TCPStore client holds the GIL while it retries, which would stop this rank's own init (rank 0 under
+        Slurm starts the store server in it). False when it never does (then nothing is watched)."""
+        import socket
+        deadline = time.time() + self.timeout_s
+        while not self.done and time.time() < deadline:
+            try:
+                socket.create_connection((self.environ['MASTER_ADDR'], int(self.environ['MASTER_PORT'])),
+                                         timeout=INIT_WATCH_S).close()
+                return True
+            except OSError:
+                time.sleep(INIT_WATCH_S)
+        return False
+
     def _watch(self):
         import datetime
         try:
+            if not self._listening():
+                return
             self.store = self._connect(self.timeout_s)
             while not self.done:
                 try:

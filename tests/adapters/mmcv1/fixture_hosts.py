@@ -83,9 +83,11 @@ class TwoHosts(object):
             raise
         return self
 
-    def prefix(self, i):
-        """The command prefix that runs a command on host ``i``."""
-        return ['nsenter', '-t', str(self.holders[i].pid), '--net', '--uts', '--mount']
+    def prefix(self, i, cwd=None):
+        """The command prefix that runs a command on host ``i``, in ``cwd`` (default: this one; entering the
+        mount namespace would otherwise start it in /)."""
+        return [shutil.which('nsenter'), '-t', str(self.holders[i].pid), '--net', '--uts', '--mount',
+                '--wd={}'.format(cwd or os.getcwd())]
 
     def stop(self):
         for holder in self.holders:

@@ -119,6 +119,7 @@ class SlurmLaunch(object):
             self.env['PORT'] = str(port)
         self.env.update(env or {})
         self.proc = None
+        self.ended = None
 
     def start(self):
         launching._check_marked()
@@ -129,7 +130,12 @@ class SlurmLaunch(object):
         return self
 
     def running(self):
-        return self.proc.poll() is None
+        """True while srun runs; the first look that finds it ended records the end time."""
+        if self.proc.poll() is None:
+            return True
+        if self.ended is None:
+            self.ended = time.time()
+        return False
 
     def job_ids(self):
         return sorted(self.cluster.jobs(self.name))
@@ -144,7 +150,8 @@ class SlurmLaunch(object):
         except subprocess.TimeoutExpired:
             self.scancel()
             launching.kill_session(self.proc)
-        elapsed = time.time() - self.started
+        self.running()
+        elapsed = self.ended - self.started
         self.out.seek(0)
         output = self.out.read().decode('utf-8', 'replace')
         self.out.close()

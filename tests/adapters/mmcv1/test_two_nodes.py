@@ -48,7 +48,7 @@ def nodes_job(tmp_path, nnodes, flags, env=None, config=MARKERS, hosts=None):
     port = free_port()
     work = str(tmp_path / 'work')
     addr = ADDRESSES[0] if hosts else '127.0.0.1'
-    cmds = [(hosts.prefix(n) if hosts else []) +
+    cmds = [(hosts.prefix(n, ROOT) if hosts else []) +
             launcher_cmd(PER_NODE, TRAIN, config, '--launcher', 'pytorch', '--work-dir', work, '--no-doctor',
                          *flags, nnodes=nnodes, node_rank=n, port=port, launcher=LAUNCHER, master_addr=addr)
             for n in range(nnodes)]
@@ -160,7 +160,7 @@ def test_a_host_name_resolving_to_loopback_is_named_and_every_node_ends(tmp_path
     hosts = two_hosts_named_loopback
     work = str(tmp_path / 'work')
     port = free_port()
-    cmds = [hosts.prefix(n) + ['env', 'NODE_RANK={}'.format(n), 'bash', osp.join(ROOT, 'tools', 'dist_train.sh'),
+    cmds = [hosts.prefix(n, ROOT) + ['env', 'NODE_RANK={}'.format(n), 'bash', osp.join(ROOT, 'tools', 'dist_train.sh'),
                                TOY, '1', '--work-dir', work, '--no-doctor', '--eval-only'] for n in range(2)]
     env = {'NNODES': '2', 'MASTER_ADDR': ADDRESSES[0], 'PORT': str(port)}
     job = Nodes(cmds, work, env=env).start().finish()
