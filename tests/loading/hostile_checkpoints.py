@@ -179,6 +179,17 @@ def hostile_files(folder, marker):
     return cases
 
 
+def weights_with_payload(path, marker, key='linear.bias'):
+    """A zip checkpoint with a real one-float ``state_dict`` entry ``key`` and an os.system call creating
+    ``marker`` in its ``meta``: what a shared ``epoch_12.pth`` with a payload looks like."""
+    def weights(ops):
+        ops.raw(b'}').mark().text(key)
+        storage_tensor(ops, '0', 1, (1,))
+        ops.raw(b'u')
+    return write_zip(path, dict_pickle([('state_dict', weights), ('meta', payload('system', marker))]),
+                     records=[('0', b'\x00' * 4)])
+
+
 def _legacy_tensor_pickle(numel):
     """The legacy object pickle of {'w': <tensor of ``numel`` floats over storage '0'>}."""
     ops = Ops().raw(b'}').mark().text('w')

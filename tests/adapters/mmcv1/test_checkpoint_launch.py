@@ -94,7 +94,22 @@ def test_truncated_checkpoint_names_the_file_on_every_rank(ddp_saved, tmp_path):
     assert job.returncode != 0, job.describe()
     for rank in (0, 1):
         assert '[rank %d/2] cannot read checkpoint %s (%d bytes)' % (rank, cut, len(data) // 3) in job.output
-    assert 'truncated or corrupted' in job.output and job.val_records() == []
+    assert 'the file is truncated' in job.output and job.val_records() == []
+
+
+def test_payload_checkpoint_as_load_from_is_refused_and_never_runs(tmp_path):
+    """A checkpoint whose meta holds an os.system call, as eval-only load_from: every rank stops with the
+    loader's one error (the global, the file, the opt-in) before evaluating; the payload never ran."""
+    from tests.loading.hostile_checkpoints import weights_with_payload
+    marker = tmp_path / 'payload_ran'
+    bad = weights_with_payload(str(tmp_path / 'epoch_12.pth'), str(marker))
+    job = dist_train(tmp_path / 'eval', 2, '--eval-only', '--cfg-options', 'load_from=' + bad)
+    assert job.returncode != 0, job.describe()
+    for rank in (0, 1):
+        assert '[rank %d/2] cannot read checkpoint %s' % (rank, bad) in job.output, job.describe()
+    assert 'refused to load the global os.system (met in archive/data.pkl' in job.output
+    assert '--trust-checkpoint' in job.output
+    assert not marker.exists() and job.val_records() == [] and 'Epoch(val)' not in job.output
 
 
 def test_normal_training_with_load_from_reports_too(ddp_saved, tmp_path):
