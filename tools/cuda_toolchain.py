@@ -4,6 +4,7 @@
     python tools/cuda_toolchain.py toolkit 11.8    # prints a CUDA_HOME: bin/ptxas, nvvm/, lib64/libcudart
     python tools/cuda_toolchain.py nvcc 12.9       # prints the nvidia-cuda-nvcc wheel's nvidia/cuda_nvcc alone
     python tools/cuda_toolchain.py numba 0.56.4    # prints the python of a venv with that numba (pyenv's 3.10)
+    python tools/cuda_toolchain.py mmdet3d 1.4.0   # prints a folder holding that mmdet3d's files (not installed)
 
 Everything lives under ${XDG_CACHE_HOME:-~/.cache}/kradar_plugin/cuda, built once under a file lock (parallel
 test workers wait for one another) and reused. Exit status 3 with one line on stderr when the registry (or
@@ -29,6 +30,8 @@ TOOLKITS = {
 }
 # numba -> (Python minor from pyenv, its requirements)
 NUMBA_ENVS = {'0.56.4': ('3.10', ('numba==0.56.4', 'numpy==1.23.5'))}
+# mmdet3d wheels whose kernel files a compile check may read (put the folder on PYTHONPATH; nothing imports it)
+MMDET3D_WHEELS = ('1.4.0',)
 TIMEOUT = 900
 
 
@@ -145,11 +148,19 @@ def numba_env(version):
         return python
 
 
+def mmdet3d_files(version):
+    """The unpacked mmdet3d ``version`` wheel (its mmdet3d/ package folder inside)."""
+    root = cache_root()
+    with locked(root):
+        return wheel_dir(root, 'mmdet3d==%s' % version)
+
+
 def main(argv):
-    commands = {'toolkit': (toolkit, TOOLKITS), 'nvcc': (nvcc, TOOLKITS), 'numba': (numba_env, NUMBA_ENVS)}
+    commands = {'toolkit': (toolkit, TOOLKITS), 'nvcc': (nvcc, TOOLKITS), 'numba': (numba_env, NUMBA_ENVS),
+                'mmdet3d': (mmdet3d_files, MMDET3D_WHEELS)}
     if len(argv) != 3 or argv[1] not in commands or argv[2] not in commands[argv[1]][1]:
-        sys.stderr.write('usage: cuda_toolchain.py toolkit|nvcc %s | numba %s\n'
-                         % ('|'.join(sorted(TOOLKITS)), '|'.join(sorted(NUMBA_ENVS))))
+        sys.stderr.write('usage: cuda_toolchain.py toolkit|nvcc %s | numba %s | mmdet3d %s\n'
+                         % ('|'.join(sorted(TOOLKITS)), '|'.join(sorted(NUMBA_ENVS)), '|'.join(MMDET3D_WHEELS)))
         return 2
     try:
         print(commands[argv[1]][0](argv[2]))

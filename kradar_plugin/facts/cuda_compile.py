@@ -94,11 +94,13 @@ COMPILE_FAILURES = (
     # measured: numba 0.56.4 + CUDA 12.9 libNVVM (numba#8715)
     CompileFailure('nvvm-ir-version', r'IR version [\d.]+ incompatible with current version',
                    "numba 0.53-0.56 emit NVVM IR 1.6, CUDA 12's libNVVM reads IR 2.0 only (numba#8715)"),
-    # measured: numba 0.56.4 with CUDA_HOME at the nvidia-cuda-nvcc wheel alone (no libcudart), and with CUDA
-    # 11.8's runtime on a machine without a driver (cudaRuntimeGetVersion: cudaErrorUnknown; 12.9's answers)
+    # measured: numba 0.56.4 with CUDA_HOME at the nvidia-cuda-nvcc wheel alone (no libcudart), and numba
+    # 0.56.4 and 0.68.1 with CUDA 11.8's runtime on a machine without a driver (cudaRuntimeGetVersion:
+    # cudaErrorUnknown; the 12.9 and 13.0 runtimes answer without one)
     CompileFailure('no-runtime-ccs', r'No supported GPU compute capabilities found',
-                   "numba <= 0.56 take the GPUs they may compile for from the CUDA runtime's version; none was "
-                   "read: no libcudart in CUDA_HOME/lib64, or CUDA 11.x's, which answers only with a driver"),
+                   "numba takes the GPUs it may compile for from the CUDA runtime's version (libcudart in "
+                   "CUDA_HOME/lib64, else the system loader's); none was read: no libcudart, or CUDA 11.x's, "
+                   "which answers only with a driver"),
     # measured: numba 0.68.1 (numpy 2.4) compiling mmdet3d 1.4's kernel: min() of two scalars in a kernel is
     # typed through an overload whose *args implementation numba's CUDA target compiles with 2 argument types
     # (OpenPCDet PR #1773 reports the same message)

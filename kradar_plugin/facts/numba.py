@@ -135,9 +135,9 @@ def numba_toolkit_findings(numba, cuda):
     if series.cuda_below is not None and ctk >= series.cuda_below:
         if series.cuda_below == '11.2':
             return [CheckResult('numba-cuda', 'FAIL',
-                                "numba %s cannot compile for CUDA %s (its NVVM IR is refused by the libNVVM of "
-                                "CUDA >= 11.2: NvvmError \"parse expected comma after load's type\", numba#6607)"
-                                % (numba, cuda),
+                                "numba %s cannot compile for CUDA %s (the libNVVM of CUDA >= 11.2 reads NVVM IR "
+                                "1.6, numba <= 0.52 emits older IR: NvvmError \"parse expected comma after load's "
+                                "type\", numba#6607)" % (numba, cuda),
                                 "pip install 'numba>=0.53' (or use a CUDA<=11.1 toolkit for numba)")]
         return [CheckResult('numba-cuda', 'FAIL',
                             'numba %s cannot compile for CUDA %s (emits NVVM IR 1.6, CUDA 12 needs 2.0: '

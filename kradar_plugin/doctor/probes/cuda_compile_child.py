@@ -6,6 +6,7 @@ Run only as ``python -m kradar_plugin.doctor.probes.cuda_compile_child '{"archs"
 prints one line, ``KRADAR_CUDA_COMPILE <json>``. Nothing is guessed: each failure is the compiler's own message.
 No GPU is needed: numba 0.48 (no ``compile_ptx``) goes through ``compile_kernel`` and ``nvvm.llvm_to_ptx``.
 """
+import glob
 import importlib.util
 import json
 import os
@@ -67,6 +68,12 @@ def find_toolkit(timeout):
     """The toolkit numba uses: load its libNVVM the way numba does, then read where it came from."""
     from numba.cuda.cudadrv import nvvm
     out = {'cuda-home': os.environ.get('CUDA_HOME')}
+    try:   # numba's own load first: its error is the one a user meets (NvvmSupportError: libNVVM cannot be found)
+        version = nvvm.NVVM().get_version()
+        out['nvvm-version'] = '%d.%d' % tuple(version[:2])
+    except Exception as exc:  # noqa: BLE001 - NvvmSupportError, OSError of a garbage library
+        out['error'] = last_line(exc)
+        return out
     try:
         from numba.cuda.cuda_paths import get_cuda_paths
         paths = get_cuda_paths()
@@ -75,15 +82,8 @@ def find_toolkit(timeout):
         out['numba-found-libnvvm'] = getattr(found, 'info', None)   # None: numba leaves it to the system loader
         libdevice = getattr(paths.get('libdevice'), 'info', None)
         out['libdevice'] = sorted(libdevice.values())[0] if isinstance(libdevice, dict) and libdevice else libdevice
-    except Exception as exc:  # noqa: BLE001 - numba's own search raises on a broken CUDA_HOME
-        out['error'] = last_line(exc)
-        return out
-    try:
-        version = nvvm.NVVM().get_version()
-        out['nvvm-version'] = '%d.%d' % tuple(version[:2])
-    except Exception as exc:  # noqa: BLE001 - NvvmSupportError, OSError of a garbage library
-        out['error'] = last_line(exc)
-        return out
+    except Exception as exc:  # noqa: BLE001 - only what numba's search says, the load above decided
+        out['paths-error'] = last_line(exc)
     lib = loaded_library('libnvvm')
     out['libnvvm'] = lib
     if lib is None:
@@ -202,13 +202,13 @@ def assemble(ptxas, ptx, arch, timeout):
             return False, 'ptxas could not run: %s' % exc
         if proc.returncode == 0 and os.path.isfile(dst):
             return True, '%d-byte cubin' % os.path.getsize(dst)
-        lines = [l.strip() for l in proc.stdout.splitlines() if l.strip()]
+        lines = [l.strip() for l in proc.stdout.splitlines() if l.strip() and 'assembly aborted' not in l]
         return False, 'ptxas: %s' % (lines[-1] if lines else 'exit status %d' % proc.returncode)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def compile_one(kernel, func, sig, options, arch, toolkit, ptxas_timeout, target_device):
+def compile_one(kernel, func, sig, options, arch, toolkit, ptxas_timeout, target_device, ptx_dir=None):
     """One row of the report: kernel x architecture, through PTX and (when ptxas is there) SASS."""
     cc = (int(arch[3:-1]), int(arch[-1]))
     row = {'kernel': kernel, 'arch': arch}
@@ -220,6 +220,11 @@ def compile_one(kernel, func, sig, options, arch, toolkit, ptxas_timeout, target
         return row
     row['ptx-seconds'] = round(time.time() - start, 3)
     row['ptx-version'], row['ptx-target'] = ptx_header(ptx)
+    if ptx_dir:   # kept for a look, or for another ptxas (tests/doctor/test_cuda_compile.py)
+        name = re.sub(r'[^A-Za-z0-9_.-]+', '_', kernel.split(' ')[0] + '-' + kernel.split(':')[-1])
+        row['ptx-file'] = os.path.join(ptx_dir, '%s-%s.ptx' % (name, arch))
+        with open(row['ptx-file'], 'w') as f:
+            f.write(ptx)
     if not toolkit.get('ptxas'):
         row.update(status='ok', stage='ptx', detail='PTX only: no ptxas in the toolkit folder')
         return row
@@ -246,26 +251,23 @@ def mmdet3d_kernel_files():
     return sorted(found)
 
 
-def mmdet3d_version():
-    try:
-        from importlib import metadata
-    except ImportError:  # Python 3.7
-        try:
-            import pkg_resources
-            return pkg_resources.get_distribution('mmdet3d').version
-        except Exception:  # noqa: BLE001
-            return None
-    try:
-        return metadata.version('mmdet3d')
-    except Exception:  # noqa: BLE001
-        return None
+def mmdet3d_version(path):
+    """The version of the mmdet3d whose kernel file is ``path``: its installed metadata, else the dist-info
+    beside the package folder (files on PYTHONPATH), else None."""
+    package = path[:path.rindex(os.sep + 'mmdet3d' + os.sep) + len(os.sep + 'mmdet3d')]
+    for info in sorted(glob.glob(os.path.join(os.path.dirname(package), 'mmdet3d-*.*-info'))):
+        match = re.match(r'mmdet3d-(.+?)(-py[\d.]+)?\.(dist|egg)-info$', os.path.basename(info))
+        if match:
+            return match.group(1)
+    from kradar_plugin.doctor.probes.packages import metadata_version
+    return metadata_version('mmdet3d')
 
 
 def kernels():
     """[(label, func, signature, options, target_device) or (label, error)] for every kernel to compile."""
     out = []
     for path in mmdet3d_kernel_files():
-        label = 'mmdet3d %s %s' % (mmdet3d_version() or '?', path)
+        label = 'mmdet3d %s %s' % (mmdet3d_version(path) or '?', path)
         try:
             declared = load_declared(path, 'mmdet3d')
         except Exception as exc:  # noqa: BLE001 - a module that does not load: say how
@@ -323,7 +325,8 @@ def main(argv):
                 continue
             label, func, sig, options, target_device = item
             for arch in archs:
-                row = compile_one(label, func, sig, options, arch, toolkit, ptxas_timeout, target_device)
+                row = compile_one(label, func, sig, options, arch, toolkit, ptxas_timeout, target_device,
+                                  args.get('ptx_dir'))
                 doc['rows'].append(row)
         doc['gpu-run'] = gpu_run()
     print(MARK + json.dumps(doc))

@@ -84,7 +84,7 @@ def compile_test(facts):
                 result.get('archs-from') == 'default' else 'FAIL'
             runtime_error = (result.get('toolkit') or {}).get('runtime-error')
             if known and known.name == 'no-runtime-ccs' and runtime_error and not facts.get('driver') and \
-                    'libcudart' not in runtime_error and 'cannot be found' not in runtime_error:
+                    'cudaError' in runtime_error:
                 # the runtime is there but answers only with a driver: a GPU node decides, not this machine
                 status, error = 'WARN', '%s (the CUDA runtime without a driver: %s)' % (error, runtime_error)
             findings.append(Finding(status, '%s, %s: %s%s%s' % (kernel, ', '.join(archs) or 'load', error, meaning,
@@ -128,6 +128,9 @@ def toolkit_words(result):
         parts.append('CUDA %s at %s' % (toolkit.get('version') or '(version unknown)', toolkit['root']))
     if toolkit.get('libnvvm'):
         parts.append('libNVVM %s' % toolkit['libnvvm'])
+    runtime = toolkit.get('runtime-version')
+    if runtime and toolkit.get('version') and runtime != toolkit['version']:
+        parts.append('CUDA runtime %s' % runtime)   # numba chooses the GPUs it compiles for by the runtime
     home = toolkit.get('cuda-home')
     if home and toolkit.get('root') and not toolkit['root'].startswith(home.rstrip('/')):
         parts.append('CUDA_HOME=%s is not where that libNVVM came from' % home)
@@ -146,6 +149,10 @@ def compile_fix(result, error, kernel):
             fixes.append("pip install 'numba>=0.53' (or use a CUDA<=11.1 toolkit for numba)")
         elif not fixes:
             fixes.append("pip install 'numba>=0.57' (or use a CUDA 11.x toolkit for numba)")
+    elif known is not None and known.name == 'no-runtime-ccs' and toolkit.get('runtime-error') and \
+            'cudaError' in toolkit['runtime-error']:
+        fixes.append("run kradar-doctor --compile-test on a GPU node: this CUDA runtime tells its version only "
+                     "with a driver")
     elif known is not None and known.name == 'no-runtime-ccs':
         fixes.append("give numba the toolkit's CUDA runtime beside its libNVVM: libcudart.so.* in CUDA_HOME/lib64 "
                      "(a full toolkit, conda install cudatoolkit, or the nvidia-cuda-runtime wheel's lib/)")
