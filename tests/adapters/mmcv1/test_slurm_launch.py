@@ -126,8 +126,8 @@ def test_planted_failure_on_rank_1_then_resume_from_the_flushed_records(slurm_cl
     launching.assert_ended_by_failfast(job, TOY_COLLECTIVE_TIMEOUT_S)
     assert job.returncode in (143, 137), job.describe()   # the last task ended by srun's SIGTERM (or SIGKILL)
     assert 'srun: error: cn02: task 1: Exited with exit code 1' in job.output, job.describe()
-    assert re.search(r'dataset index {} \(sample_idx {}\) failed while .* on rank 1'.format(FAIL_ON, FAIL_ON),
-                     job.output), job.describe()
+    assert 'the model failed on rank 1 on a batch of 1: dataset index {0} (sample_idx {0})'.format(
+        FAIL_ON) in job.output, job.describe()
     assert 'RuntimeError: planted inference failure on sample {}'.format(FAIL_ON) in job.output
     assert re.search(r'srun: error: cn01: task 0: (Terminated|Killed)', job.output), job.describe()
     files = record_files(str(work), 'epoch_1')
