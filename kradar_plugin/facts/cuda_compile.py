@@ -103,7 +103,7 @@ COMPILE_FAILURES = (
                    "which answers only with a driver"),
     # measured: numba 0.68.1 (numpy 2.4) compiling mmdet3d 1.4's kernel: min() of two scalars in a kernel is
     # typed through an overload whose *args implementation numba's CUDA target compiles with 2 argument types
-    # (OpenPCDet PR #1773 reports the same message)
+    # (OpenPCDet PR #1773 reports the same message); numba 0.60.0 compiles mmdet3d 1.0.0rc6's kernel
     CompileFailure('minmax-signature', r'Signature mismatch: \d+ argument types given',
                    "this numba's built-in CUDA target cannot compile min()/max() of scalars inside a kernel "
                    "(OpenPCDet PR #1773)"),

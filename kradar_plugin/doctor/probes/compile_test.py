@@ -28,16 +28,17 @@ def cuda_home_problem(env=None):
     return None
 
 
-def run_compile_test(archs, python=None, timeout=900, ptxas_timeout=120, env=None, ptx_dir=None):
+def run_compile_test(archs, python=None, timeout=900, ptxas_timeout=120, env=None, ptx_dir=None, only=None):
     """The child's report as a dict: 'status' ('ok' | 'fail'), 'detail' (one line when the child itself failed),
     'numba', 'toolkit' {root, version, libnvvm, ptxas, ...}, 'rows' (one per kernel x architecture: status,
     stage 'load' | 'ptx' | 'sass', ptx-version, error or detail), 'gpu-run' (None without a GPU). ``ptx_dir``:
-    keep each PTX there (row 'ptx-file')."""
+    keep each PTX there (row 'ptx-file'); ``only``: 'mmdet3d' or 'kradar_plugin' alone."""
     env = dict(os.environ if env is None else env)
+    env.setdefault('KRADAR_PLUGIN_REGISTER', '0')   # the child needs no framework (mmcv and torch stay out)
     problem = cuda_home_problem(env)
     if problem:
         return {'status': 'fail', 'detail': problem, 'rows': [], 'archs': list(archs)}
-    args = json.dumps({'archs': list(archs), 'ptxas_timeout': ptxas_timeout, 'ptx_dir': ptx_dir})
+    args = json.dumps({'archs': list(archs), 'ptxas_timeout': ptxas_timeout, 'ptx_dir': ptx_dir, 'only': only})
     cmd = [python or sys.executable, '-m', 'kradar_plugin.doctor.probes.cuda_compile_child', args]
     try:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
