@@ -152,7 +152,7 @@ def test_a_killed_task_and_a_cancelled_job_at_once(slurm_cluster, trained, tmp_p
     with SIGTERM, which flushes each rank's partial record."""
     ckpts = ckpt_dir(trained, tmp_path, (1,))
     flags = ['--eval-only', '--checkpoints', str(ckpts / 'epoch_1.pth'), '--cfg-options',
-             'model.slow_ranks=[0,1]', 'model.sleep_s=1.0']
+             'model.slow_ranks=[0,1]', 'model.sleep_s=2.0']
     markers = {}
     for name in ('killed', 'cancelled'):
         markers[name] = tmp_path / ('markers_' + name)
@@ -162,9 +162,9 @@ def test_a_killed_task_and_a_cancelled_job_at_once(slurm_cluster, trained, tmp_p
     cancelled = SlurmLaunch(slurm_cluster, tmp_path / 'cancelled', *flags, config=SLURM_TOY, per_node=2,
                             env={'TOY_MARKER_DIR': str(markers['cancelled'])}).start()
     victim = wait_for(str(markers['killed'] / 'infer.1.2'), killed)
-    wait_for(str(markers['cancelled'] / 'infer.1.2'), cancelled)
     kill_time = time.time()
     os.kill(victim, signal.SIGKILL)
+    wait_for(str(markers['cancelled'] / 'infer.1.2'), cancelled)
     cancelled.scancel()
     lost, ended = killed.finish(), cancelled.finish()
 
@@ -177,5 +177,7 @@ def test_a_killed_task_and_a_cancelled_job_at_once(slurm_cluster, trained, tmp_p
     assert ended.returncode != 0, ended.describe()
     assert re.search(r'STEP \d+\.0 ON \S+ CANCELLED AT', ended.output), ended.describe()
     assert len(record_files(ended.work_dir, 'epoch_1')) == 2, ended.describe()   # both ranks flushed on SIGTERM
-    print('\n[slurm] SIGKILL of task 1 on cn02: srun ended {:.1f} s after the kill (rc {}); scancel: rc {}'.format(
-        kill_to_exit, lost.returncode, ended.returncode))
+    print('\n[slurm] SIGKILL of task 1 on cn02: srun ended {:.1f} s after the kill (rc {}); scancel: rc {}\n{}'.format(
+        kill_to_exit, lost.returncode, ended.returncode, '\n'.join(
+            line for line in (lost.output + ended.output).splitlines() if re.match(r'(srun|slurmstepd|\[rank)', line)
+            and 'Traceback' not in line)))
