@@ -2,6 +2,7 @@
 import argparse
 import sys
 
+from ..facts.cuda_compile import parse_archs
 from ..version import __version__
 from .checks import collect_facts, evaluate
 from .report import format_report, to_json
@@ -45,6 +46,8 @@ def build_parser():
 def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
+        if args.gpu_arch:
+            parse_archs(args.gpu_arch)   # a bad --gpu-arch stops before the probes run
         facts = collect_facts(assume=args.assume, config=args.config, train_script=args.train_script,
                               compile_test=args.compile_test, quick=args.quick, checkpoint=args.checkpoint,
                               probe_model=args.probe_model, gpu_arch=args.gpu_arch)
