@@ -83,8 +83,10 @@ class DataDict(dict):
 def _data_class(module, name, kind):
     if kind == 'dict':
         def new(cls, *args):
-            if args:
-                raise RefusedPickleError('refused: {}.{}.__new__ with arguments'.format(module, name))
+            # addict's Dict (mmcv's ConfigDict) passes its items as (key, value) pairs to __new__, which
+            # ignores them (SETITEMS follows): so here
+            if not all(type(a) is tuple and len(a) == 2 for a in args):
+                raise RefusedPickleError('refused: {}.{}.__new__{}'.format(module, name, short_repr(args)))
             d = DataDict()
             d.module, d.name = module, name
             return d
@@ -95,7 +97,13 @@ def _data_class(module, name, kind):
             return DataObject(module, name)
 
     def call(cls, *args, **kwargs):
-        raise RefusedPickleError('refused: {}.{} called (its pickles build it by NEWOBJ)'.format(module, name))
+        """mmengine's ConfigDict pickles as ``ConfigDict(<dict>)``: a dict class may be called with one dict."""
+        if kind != 'dict' or kwargs or len(args) != 1 or not isinstance(args[0], dict):
+            raise RefusedPickleError('refused: {}.{}{} (built from one dict only)'.format(
+                module, name, short_repr(args)))
+        d = new(cls)
+        d.update(args[0])
+        return d
     return _StandIn(name, (object,), {'__new__': new, '__slots__': (), '_call': call, '_module': module})
 
 

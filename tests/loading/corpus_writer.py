@@ -9,9 +9,10 @@ torch 1.10, the 2.0 stack, today's torch): each writes
   transposes, stride 0), two tensors over one storage, parameters, ``requires_grad``, empty and 0-d tensors, a
   state dict with its ``_metadata``, numpy arrays/scalars, ``torch.Size``/``device``/dtypes, in both formats;
 - ``mmcv1_epoch_1.pth``: mmcv 1.x's ``EpochBasedRunner.save_checkpoint`` after one SGD step (optimizer state,
-  meta with a numpy array as mmdet's hooks write), where mmcv 1.x is installed;
+  meta with a numpy array as mmdet's hooks write, and a ``ConfigDict``), where mmcv 1.x is installed;
 - ``mmengine_epoch_1.pth``: an mmengine ``Runner``'s checkpoint after one epoch with ``EMAHook`` (message hub
-  with HistoryBuffers, scheduler state), where mmengine is installed;
+  with HistoryBuffers, scheduler and EMA states, the dataset's ConfigDict metainfo in meta), where mmengine is
+  installed;
 
 and ``manifest.json``: for each file, every tensor and array leaf (path -> dtype, shape, sum, Parameter?) as
 this stack's own ``torch.load`` reads it. Python 3.7 and torch 1.10 compatible.
@@ -120,7 +121,8 @@ def mmcv1_checkpoint(folder):
     runner._epoch = 0                  # saved as epoch + 1
     runner.save_checkpoint(folder, filename_tmpl='mmcv1_epoch_{}.pth', create_symlink=False,
                            meta=dict(mmdet3d_version='0.17.3', CLASSES=('Sedan',), anchors=np.ones((2, 3)),
-                                     hook_msgs=dict(best_score=np.float64(0.5))))
+                                     hook_msgs=dict(best_score=np.float64(0.5)),
+                                     eval_cfg=mmcv.ConfigDict(interval=1, metric=['bbox'], nested=dict(a=1))))
     return os.path.join(folder, 'mmcv1_epoch_1.pth')
 
 
@@ -145,8 +147,10 @@ def mmengine_checkpoint(folder):
             out = self.bn(self.linear(torch.stack(inputs) if isinstance(inputs, list) else inputs))
             return dict(loss=out.pow(2).mean()) if mode == 'loss' else [out]
 
-    class Data(Dataset):
-        metainfo = dict(classes=('Sedan', 'Bus or Truck'))
+    from mmengine.config import ConfigDict
+
+    class Data(Dataset):            # a dataset's metainfo from a config is a ConfigDict: meta['dataset_meta']
+        metainfo = ConfigDict(classes=('Sedan', 'Bus or Truck'), palette=dict(Sedan=[0, 0, 255]))
 
         def __len__(self):
             return 8
