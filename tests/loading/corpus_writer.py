@@ -163,7 +163,8 @@ def mmengine_checkpoint(folder):
                     train_dataloader=dict(dataset=Data(), sampler=dict(type='DefaultSampler', shuffle=False),
                                           batch_size=4, collate_fn=dict(type='default_collate')),
                     optim_wrapper=dict(optimizer=dict(type='SGD', lr=0.1, momentum=0.9)),
-                    param_scheduler=dict(type='MultiStepLR', milestones=[1]), train_cfg=dict(by_epoch=True, max_epochs=1),
+                    param_scheduler=dict(type='MultiStepLR', milestones=[1]),
+                    train_cfg=dict(by_epoch=True, max_epochs=1),
                     default_hooks=dict(checkpoint=dict(type='CheckpointHook', interval=1)),
                     custom_hooks=[dict(type='EMAHook')], visualizer=dict(type='Visualizer', vis_backends=[]))
     runner.train()
