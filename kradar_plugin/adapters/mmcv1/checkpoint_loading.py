@@ -181,7 +181,10 @@ def load_from_local(filename, map_location):
 def install_framework_loading():
     """Make :func:`load_from_local` mmcv's ``CheckpointLoader`` scheme for local paths (``''``)."""
     from mmcv.runner.checkpoint import CheckpointLoader
-    CheckpointLoader.register_scheme(prefixes='', loader=load_from_local, force=True)
+    try:
+        CheckpointLoader.register_scheme(prefixes='', loader=load_from_local, force=True)
+    except TypeError:               # an mmcv before register_scheme's force: the table itself
+        CheckpointLoader._schemes[''] = load_from_local
 
 
 def _keep(context, report, state_dict):
