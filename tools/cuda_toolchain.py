@@ -3,7 +3,8 @@
 
     python tools/cuda_toolchain.py toolkit 11.8    # prints a CUDA_HOME: bin/ptxas, nvvm/, lib64/libcudart
     python tools/cuda_toolchain.py nvcc 12.9       # prints the nvidia-cuda-nvcc wheel's nvidia/cuda_nvcc alone
-    python tools/cuda_toolchain.py numba 0.56.4    # prints the python of a venv with that numba (pyenv's 3.10)
+    python tools/cuda_toolchain.py numba 0.56.4    # prints the python of a venv with that numba (pyenv's 3.10;
+                                                   # 0.48.0: 3.7, EchoFusion's numba and numpy)
     python tools/cuda_toolchain.py mmdet3d 1.4.0   # prints a folder holding that mmdet3d's files (not installed)
 
 Everything lives under ${XDG_CACHE_HOME:-~/.cache}/kradar_plugin/cuda, built once under a file lock (parallel
@@ -29,7 +30,8 @@ TOOLKITS = {
     '12.9': ('nvidia-cuda-nvcc-cu12==12.9.86', 'nvidia-cuda-runtime-cu12==12.9.79'),
 }
 # numba -> (Python minor from pyenv, its requirements)
-NUMBA_ENVS = {'0.56.4': ('3.10', ('numba==0.56.4', 'numpy==1.23.5'))}
+NUMBA_ENVS = {'0.56.4': ('3.10', ('numba==0.56.4', 'numpy==1.23.5')),
+              '0.48.0': ('3.7', ('numba==0.48.0', 'numpy==1.19.5'))}   # EchoFusion's pins
 # mmdet3d wheels whose kernel files a compile check may read (put the folder on PYTHONPATH; nothing imports it)
 MMDET3D_WHEELS = ('1.4.0',)
 TIMEOUT = 900

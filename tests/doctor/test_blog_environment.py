@@ -16,10 +16,23 @@ Not failures:
   2.14.0..3.0.0, mmseg 0.14.1..1.0.0 -> 1.4.0, 2.19.0, 0.20.0 all pass (section 3 tables, asserts use <=).
 - numba 0.48 supports Python 3.6-3.8 (compat matrix) -> 3.7.16 is fine; numpy == numpy-base.
 - No driver/GPU facts were given (and none on the test machine is used): driver/GPU checks are skipped.
+
+The numba-cuda fact is then checked against NVIDIA's compiler: numba 0.48 and CUDA 11.8's libNVVM (a registry
+wheel) compile mmdet3d's kernel into the blog's very error, which the doctor names with the same fix.
 """
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
 from kradar_plugin.doctor import run_checks, format_report
 
 from .helpers import BLOG, MACHINE_INDEPENDENT, by_status, judge, result
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 EXPECTED_FAILS = ['numba-cuda', 'numba-numpy', 'yapf']
 
@@ -61,3 +74,47 @@ def test_conda_numpy_record_vs_numpy_base():
     assert result(results, 'numpy-base').fix == 'conda install numpy=1.19.5 numpy-base=1.19.5'
     # The consistent pin is clean.
     assert by_status(judge('python=3.7.16,numba=0.48.0,numpy=1.19.5,numpy-base=1.19.5'), 'FAIL') == []
+
+
+# ---- the blog's NvvmError, compiled for real (no GPU): EchoFusion's numba 0.48 with CUDA 11.8's libNVVM
+
+def _toolchain(*args):
+    """tools/cuda_toolchain.py's answer (a folder or a python); skip with its reason when it has none."""
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, 'tools', 'cuda_toolchain.py')] + list(args),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=1800)
+    if proc.returncode == 3:
+        pytest.skip(proc.stderr.strip())
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+def test_blog_nvvm_error_reproduced_and_named_with_its_fix():
+    """kradar-doctor --compile-test on numba 0.48 (this stack's, else a cached venv with EchoFusion's pins) and
+    CUDA 11.8 compiles mmdet3d's rotate_iou kernel (the installed mmdet3d's, else 1.4.0's files: the kernel is
+    the same) and prints the blog's error; the numba-cuda fact quotes the same words, the fix is the fact's."""
+    try:
+        import numba
+        python = sys.executable if numba.__version__ == '0.48.0' else None
+    except ImportError:
+        python = None
+    python = python or _toolchain('numba', '0.48.0')
+    home = _toolchain('toolkit', '11.8')
+    path = [ROOT]
+    if importlib.util.find_spec('mmdet3d') is None or python != sys.executable:
+        path.append(_toolchain('mmdet3d', '1.4.0'))
+    env = dict(os.environ, CUDA_HOME=home, LD_LIBRARY_PATH=os.path.join(home, 'nvvm', 'lib64'),
+               PYTHONPATH=os.pathsep.join(path), PYTHONWARNINGS='ignore')
+    proc = subprocess.run([python, '-m', 'kradar_plugin.doctor', '--compile-test', '--gpu-arch', 'sm_75', '--json'],
+                          env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                          timeout=900)
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == 1 and doc['facts']['numba'] == '0.48.0' and doc['facts']['cuda'] == '11.8'
+    blog = "parse expected comma after load's type"
+    mmdet3d = [c for c in doc['checks'] if c['name'] == 'cuda-compile' and c['reason'].startswith('mmdet3d')]
+    assert mmdet3d and mmdet3d[0]['status'] == 'FAIL', doc['checks']
+    assert 'NvvmError: Failed to compile <unnamed>' in mmdet3d[0]['reason'] and blog in mmdet3d[0]['reason']
+    assert 'CUDA 11.8 at %s' % home in mmdet3d[0]['reason']
+    fact = result(judge('numba=0.48.0,cuda=11.8'), 'numba-cuda')
+    live = [c for c in doc['checks'] if c['name'] == 'numba-cuda'][0]
+    assert fact.status == live['status'] == 'FAIL' and blog in fact.reason and blog in live['reason']
+    assert mmdet3d[0]['fix'].startswith(fact.fix) and 'import kradar_plugin' in mmdet3d[0]['fix']
