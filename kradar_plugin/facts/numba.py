@@ -26,18 +26,31 @@ from .result import CheckResult
 # ---------------------------------------------------------------------------------------------------------
 NumbaSeries = collections.namedtuple('NumbaSeries', 'first python numpy_min numpy_cap cuda_min cuda_below')
 
-# Where each row's CUDA columns come from. "compiled": asserted by a real compile in the suite
-# (tests/doctor/test_cuda_compile.py: NVIDIA's registry toolkits 11.8 and 12.9 and the machine's 13.0, numba 0.48,
-# 0.56.4 and the stacks' newest); the other rows and bounds are read from numba's CHANGE_LOG and issues (no
-# registry toolkit is older than 11.7, no test stack has that numba).
+# Where each row's CUDA columns (cuda_min, cuda_below) come from. "compiled": a real compile in the suite
+# (tests/doctor/test_cuda_compile.py, test_blog_environment.py: NVIDIA's registry toolkits 11.8 and 12.9, the
+# machine's 13.0); the rest is read from numba's CHANGE_LOG and issues: no test stack has that numba, and no
+# registry toolkit is older than CUDA 11.7, so no cuda_min is reachable.
+_READ = "read: numba's CHANGE_LOG and issues (no test stack has this numba)"
 CUDA_EVIDENCE = {
-    '0.48.0': 'compiled: CUDA 11.8, 12.9 and 13.0 libNVVM refuse its IR (NvvmError "parse expected comma"); '
-              'the <= 11.1 side: numba#6607',
-    '0.56.4': 'compiled: CUDA 11.8 compiles, CUDA 12.9 refuses IR 1.6 (numba#8715); without libcudart beside '
-              'libNVVM: NvvmSupportError "No supported GPU compute capabilities found"; cuda_min: CHANGE_LOG',
-    '0.60.0': 'compiled where the test stack has it (.venv): CUDA 11.8, 12.9, 13.0; cuda_min: CHANGE_LOG',
-    '0.62.0': 'compiled with numba 0.68.1: CUDA 11.8 (PTX 7.8), 12.9 (8.8), 13.0 (9.0), each assembled by its '
-              'own ptxas; cuda_min: CHANGE_LOG',
+    '0.48.0': 'compiled (numba 0.48.0): CUDA 11.8, 12.9 and 13.0 libNVVM refuse its IR (NvvmError "parse '
+              'expected comma"); the <= 11.1 side: numba#6607',
+    '0.51.0': _READ + '; numba#6607',
+    '0.53.0': _READ + '; numba#6661, numba#8715',
+    '0.54.0': _READ,
+    '0.55.0': _READ,
+    '0.56.0': _READ + ' (0.56.4, compiled, shares it)',
+    '0.56.4': 'compiled (numba 0.56.4): CUDA 12.9 refuses IR 1.6 (numba#8715); CUDA 11.8 undecided without a '
+              'driver (its runtime answers numba only with one); cuda_min: CHANGE_LOG',
+    '0.57.0': _READ,
+    '0.58.0': _READ,
+    '0.58.1': _READ,
+    '0.59.0': _READ,
+    '0.60.0': 'compiled (numba 0.60.0, the 1.x stack): CUDA 12.9 and 13.0 to SASS, mmdet3d 1.0.0rc6 kernel '
+              'too; cuda_min: CHANGE_LOG',
+    '0.61.0': _READ,
+    '0.61.2': _READ,
+    '0.62.0': 'compiled (numba 0.68.1): CUDA 11.8 (PTX 7.8), 12.9 (8.8), 13.0 (9.0), each assembled by its own '
+              'ptxas; cuda_min: CHANGE_LOG',
 }
 
 NUMBA_SERIES = (

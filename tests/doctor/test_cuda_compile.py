@@ -275,3 +275,24 @@ def test_unknown_gpu_arch_is_one_line_and_exit_2():
                           timeout=300)
     assert proc.returncode == 2 and proc.stdout == ''
     assert proc.stderr.splitlines() == [proc.stderr.strip()] and "unknown architecture 'sm_81'" in proc.stderr
+
+
+def test_every_numba_row_says_where_its_cuda_facts_come_from():
+    """Each numba x CUDA row is either compiled by this suite (the numba it names is one the suite runs: this
+    stack's, or a cached venv of tools/cuda_toolchain.py) or says it is read, and from where."""
+    import re
+    from kradar_plugin.facts.numba import CUDA_EVIDENCE, NUMBA_SERIES, numba_series
+    sys.path.insert(0, os.path.join(ROOT, 'tools'))
+    try:
+        from cuda_toolchain import NUMBA_ENVS
+    finally:
+        sys.path.pop(0)
+    assert [row.first for row in NUMBA_SERIES] == list(CUDA_EVIDENCE)
+    stacks = set(NUMBA_ENVS) | {'0.60.0', '0.68.1'}   # the cached venvs; the 1.x and numpy-2 stacks
+    for first, evidence in CUDA_EVIDENCE.items():
+        compiled = re.match(r'compiled \(numba ([\d.]+)[,)]', evidence)
+        assert compiled or evidence.startswith('read: '), (first, evidence)
+        if compiled:
+            assert compiled.group(1) in stacks and numba_series(compiled.group(1)).first == first, evidence
+    assert CUDA_EVIDENCE[numba_series(numba.__version__).first].startswith('compiled') == (
+        numba.__version__ in stacks)
