@@ -24,6 +24,7 @@ ASSUMABLE = {
     'eval-minutes': 'expected duration of one (rank-0) evaluation', 'dist-timeout': 'seconds',
     'checkpoint-mmdet3d': "mmdet3d version recorded in a checkpoint's meta (instead of --checkpoint)",
     'pipeline': 'transform types of the config to run, e.g. ObjectSample/ObjectRangeFilter',
+    'launch': 'slurm or multi-node: the launch to judge this host for (found by itself inside a job)',
 }
 ALIASES = {'mmcv_full': 'mmcv-full', 'numpy_base': 'numpy-base', 'cudatoolkit': 'cuda', 'cuda-toolkit': 'cuda',
            'nvidia-driver': 'driver', 'cc': 'gpu-cc', 'workers_per_gpu': 'workers-per-gpu',
@@ -90,7 +91,9 @@ def parse_assume(text):
             value = 'not available'  # what mmcv.ops.get_compiling_cuda_version() says for a CPU build
         elif key == 'libnvvm':
             value = value if value.lower() not in ('no', 'none', 'false', '0') else None
-        elif key not in ('mmcv-ext', 'sharing-strategy', 'pipeline') and parse_version(value) is None:
+        elif key == 'launch' and value not in ('slurm', 'multi-node'):
+            raise ValueError('--assume: launch=%r: use slurm or multi-node' % (value,))
+        elif key not in ('mmcv-ext', 'sharing-strategy', 'pipeline', 'launch') and parse_version(value) is None:
             raise ValueError('--assume: %s=%r is not a version' % (raw, value))
         if fork and key == 'mmcv' and parse_version(value) < '2.0.0rc0':
             key = 'mmcv-full'            # a 1.x mmcv fork is the full build

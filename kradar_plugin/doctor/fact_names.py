@@ -46,6 +46,12 @@ FACTS = (
     Fact('nofile', 'probe', 'soft limit of open file descriptors (ulimit -n)'),
     Fact('shm-managers', 'probe', 'number of torch_shm_manager processes running'),
     Fact('nccl-env', 'probe', '{name: value} of the NCCL error-handling variables set in the environment'),
+    Fact('launch', 'probe', "'slurm' in a Slurm job, 'multi-node' for a launch over several nodes, else None"),
+    Fact('host-network', 'probe', "{'name', 'addresses', 'loopback', 'interfaces'}: the host name, what it "
+                                  'resolves to, loopback only?, the other interfaces (name, IPv4)'),
+    Fact('scontrol', 'probe', "path of Slurm's scontrol, None without one"),
+    Fact('master-addr', 'probe', 'MASTER_ADDR of the environment'),
+    Fact('gloo-ifname', 'probe', 'GLOO_SOCKET_IFNAME of the environment'),
     Fact('leftovers', 'probe', "{'processes', 'shm-managers', 'shm-segments'} left by earlier runs"),
     # ---- frameworks imported in a subprocess, or already imported by the caller (probes/framework.py)
     Fact('numpy-runtime', 'framework probe', 'numpy.__version__ of the numpy that imports'),

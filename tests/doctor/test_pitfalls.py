@@ -345,3 +345,29 @@ def test_shm_against_workers_times_batches():
     r = P.judge_shm_batch([demand], 10 * need, 10 * need, 2)
     assert r.status == 'OK' and '2 workers x 2 prefetch' in r.reason
     assert P.judge_shm_batch([P.loader_shm_demand('train', loader(ds), nbytes)], 1, 1).status == 'OK'
+
+
+def test_the_doctor_names_the_multi_node_pitfalls_of_a_host():
+    """On a host (network namespace) whose name resolves to 127.0.1.1 and without scontrol on PATH, a Slurm
+    launch gets both warnings; GLOO_SOCKET_IFNAME and MASTER_ADDR set silence them. The facts are probed for
+    real there (host name, hosts file, interfaces, PATH)."""
+    from tests.adapters.mmcv1.fixture_hosts import two_hosts_or_skip
+    hosts = two_hosts_or_skip(loopback_names=True)
+    try:
+        def doctor(**env):
+            cmd = hosts.prefix(0) + [sys.executable, '-m', 'kradar_plugin.doctor', '--quick', '--assume',
+                                     'launch=slurm']
+            environ = dict(os.environ, PATH=os.path.dirname(sys.executable))   # no scontrol
+            environ.pop('MASTER_ADDR', None)
+            environ.update(env)
+            return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=environ,
+                                  universal_newlines=True, timeout=600).stdout
+        out = doctor()
+        assert "WARN  multi-node-host   this host's name '{}' resolves to 127.0.1.1 (loopback only)".format(
+            hosts.names[0]) in out, out
+        assert 'export GLOO_SOCKET_IFNAME={} on every node'.format(hosts.links[0]) in out, out
+        assert 'scontrol is not on PATH' in out and 'set MASTER_ADDR' in out, out
+        fixed = doctor(GLOO_SOCKET_IFNAME=hosts.links[0], MASTER_ADDR='10.250.0.1')
+        assert 'OK    multi-node-host' in fixed, fixed
+    finally:
+        hosts.stop()

@@ -1,4 +1,5 @@
 """``gather``: every live fact, from the probes of this package, as one {fact: value} dict."""
+import os
 import platform
 
 from ...facts.versions import normalize_name
@@ -8,7 +9,8 @@ from .framework import framework_probe, loaded_framework_facts
 from .imports import IMPORT_MODULES, import_probe
 from .openmmlab import probe_installed_ranges, probe_mmcv_ext_file
 from .packages import conda_meta_dir, fork_facts, probe_conda_packages, probe_distributions, probe_providers
-from .system import probe_nccl_env, probe_nofile, probe_shm_managers
+from .system import (probe_host_network, probe_launch, probe_nccl_env, probe_nofile, probe_scontrol,
+                     probe_shm_managers)
 
 
 def gather(quick=False, skip=()):
@@ -31,6 +33,11 @@ def gather(quick=False, skip=()):
     facts['nofile'] = probe_nofile()
     facts['shm-managers'] = probe_shm_managers()
     facts['nccl-env'] = probe_nccl_env()
+    facts['launch'] = probe_launch()
+    facts['host-network'] = probe_host_network()
+    facts['scontrol'] = probe_scontrol()
+    facts['master-addr'] = os.environ.get('MASTER_ADDR')
+    facts['gloo-ifname'] = os.environ.get('GLOO_SOCKET_IFNAME')
     try:
         from ..pitfalls.leftovers import probe_leftovers
         facts['leftovers'] = probe_leftovers()

@@ -34,3 +34,33 @@ def probe_nccl_env(environ=None):
     """{name: value} of the NCCL error-handling variables set in this environment."""
     environ = os.environ if environ is None else environ
     return dict((k, environ[k]) for k in ASYNC + BLOCKING if k in environ)
+
+
+def probe_launch(environ=None):
+    """'slurm' inside a Slurm job, 'multi-node' for a launch over several nodes (torchrun's NNODES / GROUP
+    ranks, our dist_train.sh's NNODES), else None: the launches whose host network the doctor judges."""
+    environ = os.environ if environ is None else environ
+    if environ.get('SLURM_JOB_ID') or environ.get('SLURM_PROCID'):
+        return 'slurm'
+    for key in ('NNODES', 'GROUP_WORLD_SIZE', 'SLURM_NNODES'):
+        try:
+            if int(environ.get(key, '1')) > 1:
+                return 'multi-node'
+        except ValueError:
+            continue
+    return None
+
+
+def probe_host_network():
+    """{'name', 'addresses', 'loopback', 'interfaces'}: this host's name, what it resolves to, whether that is
+    loopback only, and the (name, IPv4) of the interfaces that are not (distributed.host_network)."""
+    from ...distributed.host_network import hostname_facts, interfaces, is_loopback
+    name, addresses, loopback = hostname_facts()
+    return {'name': name, 'addresses': addresses, 'loopback': loopback,
+            'interfaces': [(n, a) for n, a in interfaces() if not is_loopback(a)]}
+
+
+def probe_scontrol():
+    """The path of Slurm's scontrol (mmcv's Slurm init asks it for the master node), None without one."""
+    import shutil
+    return shutil.which('scontrol')

@@ -1,5 +1,6 @@
-"""Judges of launching a distributed job: the train script's --local-rank spelling (``local-rank``) and the
-process-group timeout against a rank-0 evaluation (``dist-timeout``)."""
+"""Judges of launching a distributed job: the train script's --local-rank spelling (``local-rank``), the
+process-group timeout against a rank-0 evaluation (``dist-timeout``) and the host of a Slurm or multi-node
+launch (``multi-node-host``)."""
 from ... import facts as F
 from ...facts.versions import parse_version
 from ..report import Finding
@@ -56,3 +57,29 @@ def dist_timeout(facts):
         return Finding('WARN', 'evaluation (%g min) is close to the process-group timeout (%g min)'
                        % (eval_minutes, timeout / 60.0), fix)
     return None
+
+
+def multi_node_host(facts):
+    """A Slurm or multi-node launch from this host: its name must not resolve to loopback only (gloo would
+    advertise 127.x to the other nodes: "Connection refused"), and a Slurm init without MASTER_ADDR needs
+    scontrol (mmcv asks ``scontrol show hostname`` for the master node; containers often lack it, mmcv#700)."""
+    launch = facts['launch']
+    host = facts.get('host-network') or {}
+    found = []
+    if host.get('loopback') and not facts.get('gloo-ifname'):
+        routable = host.get('interfaces') or []
+        example = routable[0] if routable else ('<interface>', '<its address>')
+        found.append(Finding('WARN', "this host's name %r resolves to %s (loopback only): in a %s launch gloo "
+                                     "advertises it to the other nodes, whose ranks are refused at init "
+                                     "(\"connect [%s]:N: Connection refused\")"
+                             % (host.get('name'), ', '.join(host.get('addresses') or ()), launch,
+                                (host.get('addresses') or ['127.0.1.1'])[0]),
+                             'export GLOO_SOCKET_IFNAME=%s on every node (the interface the nodes reach each other '
+                             'by), or make the host name resolve to its address (/etc/hosts: "%s %s")'
+                             % (example[0], example[1], host.get('name'))))
+    if launch == 'slurm' and not facts.get('scontrol') and not facts.get('master-addr'):
+        found.append(Finding('WARN', 'scontrol is not on PATH: the Slurm init asks `scontrol show hostname '
+                                     '$SLURM_NODELIST` for the master node and cannot start',
+                             'set MASTER_ADDR (the first node\'s address) and PORT in the job, or make Slurm\'s '
+                             'client commands available (in a container: mount them)'))
+    return found
