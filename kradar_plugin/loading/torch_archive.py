@@ -168,6 +168,10 @@ class LegacyArchive(object):
     def __init__(self, f, size):
         self.f = f
         self.size = size
+        # the pickles through a buffered reader of the same file (the unpickler then reads in large chunks, not
+        # opcode by opcode); the records straight from ``f`` at their offsets
+        stream = io.open(f.fileno(), 'rb', buffering=1 << 20, closefd=False) if isinstance(f, io.FileIO) else f
+        self.stream = f = stream
         f.seek(0)
         magic = _small_pickle(f, 'the magic number')
         if magic != LEGACY_MAGIC:
@@ -186,7 +190,7 @@ class LegacyArchive(object):
         self.declared = {}
 
     def object_pickle(self):
-        return self.f, self.pickle_name
+        return self.stream, self.pickle_name
 
     def where(self, key):
         return 'storage {!r} of the legacy records'.format(key)
@@ -197,7 +201,7 @@ class LegacyArchive(object):
     def finish(self, expected):
         """After the object pickle: read the key list and each record's element count; ``expected``:
         {key: (element count, item size)} declared by the object pickle. Returns {key: (offset, nbytes)}."""
-        f = self.f
+        f = self.stream
         try:
             keys = _KeyList(f).load()
         except (pickle.UnpicklingError, EOFError, ValueError, TypeError) as exc:
@@ -213,7 +217,7 @@ class LegacyArchive(object):
         head = bytearray(8)
         for key in keys:
             numel, itemsize = expected[key]
-            read_into(f, offset, head)
+            read_into(self.f, offset, head)
             count = _INT64.unpack(bytes(head))[0]
             if count != numel:
                 raise ArchiveError('{}: the record holds {} elements, the object pickle declares {}'.format(
