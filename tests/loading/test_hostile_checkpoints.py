@@ -55,3 +55,26 @@ def test_the_opt_in_loads_with_full_unpickling_after_one_warning(tmp_path):
         return caught
     code, lines = load_in_child(path, environ={'KRADAR_TRUST_CHECKPOINT': '1'}, loader=trusted)
     assert code == 0 and os.path.exists(marker), lines
+
+
+def test_what_opts_in():
+    """trust=True, KRADAR_TRUST_CHECKPOINT=1, the config key / --trust-checkpoint (set by the runner adapters
+    through set_trusted); nothing else."""
+    import argparse
+    from kradar_plugin import runner_options
+    from kradar_plugin.loading import safe_checkpoint as sc
+    args = runner_options.add_arguments(argparse.ArgumentParser()).parse_args(['--trust-checkpoint'])
+    assert runner_options.config_from_args(args) == {'trust_checkpoint': True}
+    assert runner_options.resolve({}, ('trust_checkpoint',)) == {'trust_checkpoint': False}
+    assert 'KRADAR_TRUST_CHECKPOINT=1' not in runner_options.requested_switches({'KRADAR_TRUST_CHECKPOINT': '1'})
+    assert sc.trusted(environ={}) is None and sc.trusted(environ={'KRADAR_TRUST_CHECKPOINT': '0'}) is None
+    assert sc.trusted(True, environ={}) == 'trust=True'
+    assert sc.trusted(environ={'KRADAR_TRUST_CHECKPOINT': '1'}) == 'KRADAR_TRUST_CHECKPOINT=1'
+    with pytest.raises(ValueError, match='KRADAR_TRUST_CHECKPOINT'):
+        sc.trusted(environ={'KRADAR_TRUST_CHECKPOINT': 'maybe'})
+    sc.set_trusted('runner.trust_checkpoint=True')
+    try:
+        assert sc.trusted(environ={}) == 'runner.trust_checkpoint=True'
+    finally:
+        sc.set_trusted(None)
+    assert sc.trusted(environ={}) is None
