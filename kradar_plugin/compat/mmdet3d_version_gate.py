@@ -30,7 +30,8 @@ def init_path():
 
 
 def installed_version(module):
-    """``module.__version__`` read from its ``version.py`` without importing the package."""
+    """``module.__version__`` read from its ``version.py`` without importing the package (a literal, or the
+    distribution a fork's ``version('onedl-...')`` names)."""
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.origin:
         return None
@@ -41,7 +42,19 @@ def installed_version(module):
     except OSError:
         return None
     found = re.search(r"__version__\s*=\s*['\"]([^'\"]+)['\"]", text)
-    return found.group(1) if found else None
+    if found:
+        return found.group(1)
+    # the onedl forks: __version__ = version('onedl-mmcv'), their distribution's metadata
+    found = re.search(r"__version__\s*=\s*version\(\s*['\"]([^'\"]+)['\"]", text)
+    return _distribution_version(found.group(1)) if found else None
+
+
+def _distribution_version(dist):
+    try:
+        from importlib import metadata  # novermin  (mmdet3d 1.x needs Python >= 3.8)
+        return metadata.version(dist)
+    except Exception:  # ImportError on Python 3.7, PackageNotFoundError
+        return None
 
 
 def next_minor(version):
