@@ -296,3 +296,22 @@ def test_every_numba_row_says_where_its_cuda_facts_come_from():
             assert compiled.group(1) in stacks and numba_series(compiled.group(1)).first == first, evidence
     assert CUDA_EVIDENCE[numba_series(numba.__version__).first].startswith('compiled') == (
         numba.__version__ in stacks)
+
+
+def test_wheel_libnvvm_skipped_by_numbas_search_is_named():
+    """CUDA_HOME at the nvcc wheel alone, nothing on LD_LIBRARY_PATH: numba's search skips the wheel's unversioned
+    libnvvm.so; the report says which libNVVM the compiles really used and how to make it the wheel's."""
+    from kradar_plugin.doctor.rules import compile_test
+    home = need('nvcc', '12.9')
+    env = dict(os.environ, CUDA_HOME=home, PYTHONPATH=ROOT)
+    env.pop('LD_LIBRARY_PATH', None)
+    report = run_compile_test(['sm_80'], env=env)
+    toolkit = report['toolkit']
+    if report.get('error'):   # no other libNVVM known to the loader: numba's own refusal
+        assert compile_failure(report['error']).name == 'libnvvm-missing', report['error']
+        return
+    assert toolkit['cuda-home-libnvvm'] == [os.path.join(home, 'nvvm', 'lib64', 'libnvvm.so')]
+    assert toolkit['cuda-home-libnvvm-used'] is False and not toolkit['libnvvm'].startswith(home)
+    found = compile_test({'compile-test': report})
+    assert found[0].status == 'WARN' and toolkit['libnvvm'] in found[0].reason
+    assert found[0].fix == 'export LD_LIBRARY_PATH=%s/nvvm/lib64:$LD_LIBRARY_PATH' % home

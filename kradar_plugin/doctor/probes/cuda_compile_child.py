@@ -68,6 +68,8 @@ def find_toolkit(timeout):
     """The toolkit numba uses: load its libNVVM the way numba does, then read where it came from."""
     from numba.cuda.cudadrv import nvvm
     out = {'cuda-home': os.environ.get('CUDA_HOME')}
+    if out['cuda-home']:   # what CUDA_HOME offers (numba's search matches only versioned libnvvm.so.X names)
+        out['cuda-home-libnvvm'] = sorted(glob.glob(os.path.join(out['cuda-home'], 'nvvm', 'lib64', 'libnvvm.so*')))
     try:   # numba's own load first: its error is the one a user meets (NvvmSupportError: libNVVM cannot be found)
         version = nvvm.NVVM().get_version()
         out['nvvm-version'] = '%d.%d' % tuple(version[:2])
@@ -86,6 +88,9 @@ def find_toolkit(timeout):
         out['paths-error'] = last_line(exc)
     lib = loaded_library('libnvvm')
     out['libnvvm'] = lib
+    if out.get('cuda-home-libnvvm') and lib:
+        out['cuda-home-libnvvm-used'] = any(os.path.realpath(p) == os.path.realpath(lib)
+                                            for p in out['cuda-home-libnvvm'])
     if lib is None:
         return out
     root = toolkit_root(lib)

@@ -69,7 +69,7 @@ def compile_test(facts):
     if not result.get('rows'):
         detail = result.get('detail') or 'nothing to compile'
         return Finding('FAIL', '%s%s' % (detail, where), compile_fix(result, detail, None))
-    findings = []
+    findings = [f for f in [libnvvm_elsewhere(result.get('toolkit') or {})] if f]
     for kernel, ok, failed in by_kernel(result['rows']):
         if ok:
             isas = sorted(set(r.get('ptx-version') or '?' for r in ok))
@@ -103,6 +103,19 @@ def compile_test(facts):
                             run.get('error') or 'max error %g against the numpy backend' % run['max-error']),
                             'KRADAR_IOU_BACKEND=numba (the CPU backend); report this'))
     return findings
+
+
+def libnvvm_elsewhere(toolkit):
+    """WARN when CUDA_HOME has a libNVVM but numba loaded another: numba's search matches only versioned names
+    (libnvvm.so.4), NVIDIA's pip wheels ship libnvvm.so, and the system loader then picks any it knows."""
+    offered, loaded = toolkit.get('cuda-home-libnvvm'), toolkit.get('libnvvm')
+    if not offered or not loaded or toolkit.get('cuda-home-libnvvm-used', True):
+        return None
+    home = toolkit['cuda-home'].rstrip('/')
+    return Finding('WARN', 'CUDA_HOME=%s has %s, but numba loaded %s (its search takes only versioned '
+                           'libnvvm.so.X names; the system loader found that one): the compiles below used it'
+                   % (home, offered[0].rsplit('/', 1)[-1], loaded),
+                   'export LD_LIBRARY_PATH=%s/nvvm/lib64:$LD_LIBRARY_PATH' % home)
 
 
 def by_kernel(rows):
