@@ -7,8 +7,8 @@ ptxas makes SASS (timed apart: "SASS s"; on a GPU the driver does this step). Pr
 of the installed mmdet3d (or ``--mmdet3d DIR``: a folder holding an mmdet3d package, never imported).
 
 Whether numba's cache keeps a kernel across processes: numba caches CUDA kernels only when declared with
-``cuda.jit(cache=True)``, and only at a launch (the cache is keyed by the GPU's compute capability), so without
-a GPU nothing can be cached here; the script prints whether this numba's ``cuda.jit`` takes ``cache`` and
+``cuda.jit(cache=True)``, and only with a driver (numba 0.68's cache key, ``codegen.magic_tuple``, asks the
+current context for its device: tried here, it raises CudaSupportError), so without a GPU nothing is cached; the script prints whether this numba's ``cuda.jit`` takes ``cache`` and
 whether each kernel declares it.
 
 Usage: python benchmarks/bench_cuda_compile.py [--python PY ...] [--cuda-home DIR] [--arch sm_80] [--repeat 3]
