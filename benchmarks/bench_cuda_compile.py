@@ -3,13 +3,14 @@ evaluation of a new process waits for before the GPU computes anything.
 
 Each repetition compiles each kernel in a fresh process of its own (the doctor's compile child,
 ``kradar-doctor --compile-test``): numba lowers the kernel, libNVVM makes PTX (timed: "PTX s"), the toolkit's
-ptxas makes SASS (timed apart: "SASS s"; on a GPU the driver does this step). Prints the median of each, and mmdet3d's time over ours. mmdet3d's kernel is the one
-of the installed mmdet3d (or ``--mmdet3d DIR``: a folder holding an mmdet3d package, never imported).
+ptxas makes SASS (timed apart: "SASS s"; on a GPU the driver does this step). Prints the median of each, and
+mmdet3d's time over ours. mmdet3d's kernel is the one of the installed mmdet3d (or ``--mmdet3d DIR``: a folder
+holding an mmdet3d package, never imported).
 
 Whether numba's cache keeps a kernel across processes: numba caches CUDA kernels only when declared with
 ``cuda.jit(cache=True)``, and only with a driver (numba 0.68's cache key, ``codegen.magic_tuple``, asks the
-current context for its device: tried here, it raises CudaSupportError), so without a GPU nothing is cached; the script prints whether this numba's ``cuda.jit`` takes ``cache`` and
-whether each kernel declares it.
+current context for its device: tried here, it raises CudaSupportError), so without a GPU nothing is cached;
+the script prints whether this numba's ``cuda.jit`` takes ``cache`` and whether each kernel declares it.
 
 Usage: python benchmarks/bench_cuda_compile.py [--python PY ...] [--cuda-home DIR] [--arch sm_80] [--repeat 3]
        [--mmdet3d DIR]
