@@ -53,6 +53,7 @@ def _runner(work_dir, **kwargs):
             return dict(inputs=torch.full((4,), float(index)), labels=0)
 
     return Runner(model=Toy(), work_dir=str(work_dir), default_scope='mmengine',
+                  experiment_name='checkpoint_routes_{}'.format(abs(hash(str(work_dir)))),
                   train_dataloader=dict(dataset=Data(), sampler=dict(type='DefaultSampler', shuffle=False),
                                         batch_size=4, collate_fn=dict(type='default_collate')),
                   optim_wrapper=dict(optimizer=dict(type='SGD', lr=0.1, momentum=0.9)),
