@@ -245,9 +245,24 @@ def fake_toolkit(tmp_path, real_home, libnvvm=None, ptxas=None):
     return str(home)
 
 
-def test_libnvvm_that_does_not_load(tmp_path):
+def another_architecture():
+    """A real x86-64 shared library (libm) marked as built for AArch64 (ELF e_machine 0xB7)."""
+    import ctypes.util
+    import glob
+    found = sorted(glob.glob('/lib/x86_64-linux-gnu/libm.so.*') + glob.glob('/usr/lib64/libm.so.*'))
+    if not found:
+        pytest.skip('no libm to build a foreign-architecture library from (%s)' % ctypes.util.find_library('m'))
+    with open(found[0], 'rb') as f:
+        data = bytearray(f.read())
+    data[18:20] = b'\xb7\x00'
+    return bytes(data)
+
+
+@pytest.mark.parametrize('kind', ['garbage', 'aarch64'])
+def test_libnvvm_that_does_not_load(tmp_path, kind):
     real = need('toolkit', '12.9')
-    home = fake_toolkit(tmp_path, real, libnvvm=b'\x7fELF garbage, not a shared library\n' * 10)
+    library = b'\x7fELF garbage, not a shared library\n' * 10 if kind == 'garbage' else another_architecture()
+    home = fake_toolkit(tmp_path, real, libnvvm=library)
     report = run_compile_test(ARCHS, env=toolkit_env(home), timeout=300)
     assert report['status'] == 'fail' and report['rows'] == [], report
     assert len(report['detail'].splitlines()) == 1 and 'libnvvm.so' in report['detail'], report['detail']
