@@ -75,6 +75,10 @@ def find_toolkit(timeout):
         out['nvvm-version'] = '%d.%d' % tuple(version[:2])
     except Exception as exc:  # noqa: BLE001 - NvvmSupportError, OSError of a garbage library
         out['error'] = last_line(exc)
+        named = re.search(r'(/\S+?\.so[\w.]*)', out['error'])
+        if named and os.path.isfile(named.group(1)) and 'No such file' in out['error']:
+            # glibc says "No such file" for a library of another architecture
+            out['error'] += ' (the file exists: not a library this machine can load)'
         return out
     try:
         from numba.cuda.cuda_paths import get_cuda_paths
