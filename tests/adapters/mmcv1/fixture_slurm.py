@@ -105,11 +105,25 @@ def slurm_cluster():
         assert stop.returncode == 0, stop.stdout
 
 
+def assert_ended_by_failfast_after(job, text, collective_timeout_s):
+    """The job failed, and fail-fast ended it after ``text`` (the planted failure) was printed: sooner than the
+    process-group timeout, with no timeout reported. Timed from the failure, not from the start: a loaded
+    machine can take minutes to start a stack (EchoFusion's imports), which says nothing about fail-fast."""
+    assert job.returncode != 0, job.describe()
+    assert text in job.seen, '{!r} never printed\n{}'.format(text, job.describe())
+    after = job.elapsed - job.seen[text]
+    assert after < collective_timeout_s, 'the job ran {:.0f} s after {!r}, into its {} s collective timeout\n{}'.format(
+        after, text, collective_timeout_s, job.describe())
+    hit = [s for s in launching.TIMEOUT_SIGNATURES if s in job.output]
+    assert not hit, 'a timeout ended the job ({})\n{}'.format(hit, job.describe())
+    return after
+
+
 class SlurmLaunch(object):
     """``tools/slurm_train.sh cpu NAME CONFIG WORK_DIR --no-doctor FLAGS`` with ``tasks`` tasks, ``per_node`` a
     node (``GPUS``/``GPUS_PER_NODE``), one CPU each, no PORT unless ``port``: start, then finish."""
 
-    def __init__(self, cluster, work_dir, *flags, tasks=2, per_node=1, config=TOY, env=None, port=None):
+    def __init__(self, cluster, work_dir, *flags, tasks=2, per_node=1, config=TOY, env=None, port=None, watch=()):
         self.cluster = cluster
         self.name = 'kradar-' + uuid.uuid4().hex[:8]
         self.work_dir = str(work_dir)
@@ -120,6 +134,8 @@ class SlurmLaunch(object):
         self.env.update(env or {})
         self.proc = None
         self.ended = None
+        self.watch = tuple(watch)   # texts whose first appearance in the output is timed (job.seen)
+        self.seen = {}
 
     def start(self):
         launching._check_marked()
@@ -130,8 +146,16 @@ class SlurmLaunch(object):
         return self
 
     def running(self):
-        """True while srun runs; the first look that finds it ended records the end time."""
-        if self.proc.poll() is None:
+        """True while srun runs; the first look that finds it ended records the end time. Each look also
+        times the watched texts that appeared since the last one."""
+        alive = self.proc.poll() is None
+        if len(self.seen) < len(self.watch):
+            now = time.time()
+            printed = self.printed_so_far()
+            for text in self.watch:
+                if text not in self.seen and text in printed:
+                    self.seen[text] = now - self.started
+        if alive:
             return True
         if self.ended is None:
             self.ended = time.time()
@@ -143,19 +167,24 @@ class SlurmLaunch(object):
     def scancel(self):
         return self.cluster.command('scancel', '-n', self.name)
 
+    def printed_so_far(self):
+        self.out.flush()
+        with open('/proc/self/fd/{}'.format(self.out.fileno()), 'rb') as again:
+            return again.read().decode('utf-8', 'replace')
+
     def finish(self, limit_s=launching.HARD_LIMIT_S):
-        """Wait for srun (at most ``limit_s``: then scancel and kill); a ``launch_utils.Job``."""
-        try:
-            self.proc.wait(timeout=max(1, limit_s - (time.time() - self.started)))
-        except subprocess.TimeoutExpired:
-            self.scancel()
-            launching.kill_session(self.proc)
-        self.running()
-        elapsed = self.ended - self.started
-        self.out.seek(0)
-        output = self.out.read().decode('utf-8', 'replace')
+        """Wait for srun (at most ``limit_s``: then scancel and kill); a ``launch_utils.Job`` with ``seen``:
+        {watched text: seconds after the start it was first printed}."""
+        while self.running():
+            if time.time() - self.started > limit_s:
+                self.scancel()
+                launching.kill_session(self.proc)
+            time.sleep(0.1)
+        output = self.printed_so_far()
         self.out.close()
-        return Job(self.proc.returncode, output, elapsed, self.work_dir)
+        job = Job(self.proc.returncode, output, self.ended - self.started, self.work_dir)
+        job.seen = dict(self.seen)
+        return job
 
     def run(self, limit_s=launching.HARD_LIMIT_S):
         return self.start().finish(limit_s)

@@ -24,7 +24,7 @@ from kradar_plugin.adapters.mmcv1.dist_init import slurm_environment
 from kradar_plugin.distributed import inference_record as records
 from tests import launching
 
-from .fixture_slurm import SlurmLaunch, slurm_cluster  # noqa: F401  (the session fixture)
+from .fixture_slurm import SlurmLaunch, assert_ended_by_failfast_after, slurm_cluster  # noqa: F401  (fixture)
 from .launch_utils import CONFIGS, TOY_COLLECTIVE_TIMEOUT_S
 from .sweep_checkpoints import ckpt_dir, mae_of
 
@@ -33,6 +33,8 @@ pytestmark = [pytest.mark.launch]
 SLURM_TOY = osp.join(CONFIGS, 'toy_slurm.py')
 # rank 1 of 2 infers samples 1, 3, 5, ... one per batch: it fails in its third batch, after two recorded
 FAIL_ON = 5
+PLANTED = 'RuntimeError: planted inference failure on sample {}'.format(FAIL_ON)
+EVALUATE_FAILED = '[rank 0/2] failed during evaluation'
 
 
 def sweep_record(work_dir):
@@ -85,7 +87,7 @@ def test_two_jobs_at_once_sweep_on_two_nodes_and_failing_eval_first(slurm_cluste
     sweep = SlurmLaunch(slurm_cluster, tmp_path / 'sweep', '--eval-only', '--checkpoints',
                         str(ckpts / 'epoch_*.pth'))
     failing = SlurmLaunch(slurm_cluster, tmp_path / 'evalfirst', '--eval-first', '--cfg-options',
-                          'data.val.fail_in=evaluate', per_node=2)
+                          'data.val.fail_in=evaluate', per_node=2, watch=(EVALUATE_FAILED,))
     sweep.start()
     failing.start()
     together = False
@@ -104,13 +106,12 @@ def test_two_jobs_at_once_sweep_on_two_nodes_and_failing_eval_first(slurm_cluste
     for entry in record['checkpoints']:
         assert abs(entry['metrics']['toy/mae'] - mae_of(entry['checkpoint'])) < 1e-5
 
-    launching.assert_ended_by_failfast(failed, TOY_COLLECTIVE_TIMEOUT_S)
-    assert '[rank 0/2] failed during evaluation' in failed.output, failed.describe()
+    failfast_s = assert_ended_by_failfast_after(failed, EVALUATE_FAILED, TOY_COLLECTIVE_TIMEOUT_S)
     assert 'RuntimeError: planted evaluate failure' in failed.output
     assert re.search(r'srun: error: cn0[12]: task 0: Exited with exit code 1', failed.output), failed.describe()
     assert failed.train_records() == [], 'eval-first trained after a failed first evaluation'
-    print('\n[slurm] two jobs at once: sweep {:.1f} s, failing eval-first {:.1f} s (rc {})'.format(
-        done.elapsed, failed.elapsed, failed.returncode))
+    print('\n[slurm] two jobs at once: sweep {:.1f} s, failing eval-first {:.1f} s (rc {}, ended {:.1f} s after the '
+          'failure)'.format(done.elapsed, failed.elapsed, failed.returncode, failfast_s))
 
 
 def test_planted_failure_on_rank_1_then_resume_from_the_flushed_records(slurm_cluster, trained, tmp_path):  # noqa: F811
@@ -122,13 +123,12 @@ def test_planted_failure_on_rank_1_then_resume_from_the_flushed_records(slurm_cl
     flags = ['--eval-only', '--checkpoints', str(ckpts / 'epoch_1.pth'), '--cfg-options']
     job = SlurmLaunch(slurm_cluster, work, *(flags + ['model.fail_on_sample={}'.format(FAIL_ON),
                                                       'model.slow_ranks=[0,1]', 'model.sleep_s=1.0']),
-                      config=SLURM_TOY).run()
-    launching.assert_ended_by_failfast(job, TOY_COLLECTIVE_TIMEOUT_S)
+                      config=SLURM_TOY, watch=(PLANTED,)).run()
+    failfast_s = assert_ended_by_failfast_after(job, PLANTED, TOY_COLLECTIVE_TIMEOUT_S)
     assert job.returncode in (143, 137), job.describe()   # the last task ended by srun's SIGTERM (or SIGKILL)
     assert 'srun: error: cn02: task 1: Exited with exit code 1' in job.output, job.describe()
     assert 'the model failed on rank 1 on a batch of 1: dataset index {0} (sample_idx {0})'.format(
         FAIL_ON) in job.output, job.describe()
-    assert 'RuntimeError: planted inference failure on sample {}'.format(FAIL_ON) in job.output
     assert re.search(r'srun: error: cn01: task 0: (Terminated|Killed)', job.output), job.describe()
     files = record_files(str(work), 'epoch_1')
     assert len(files) == 2, (files, job.describe())   # rank 1's, written as it failed, and rank 0's, on SIGTERM
@@ -140,8 +140,8 @@ def test_planted_failure_on_rank_1_then_resume_from_the_flushed_records(slurm_cl
     assert resumed and int(resumed.group(1)) >= 2, again.describe()      # rank 0's, flushed on SIGTERM
     entry = sweep_record(again.work_dir)['checkpoints'][0]
     assert entry['status'] == 'ok' and abs(entry['metrics']['toy/mae'] - mae_of(entry['checkpoint'])) < 1e-5
-    print('\n[slurm] planted failure: ended after {:.1f} s (rc {}); resumed run {:.1f} s'.format(
-        job.elapsed, job.returncode, again.elapsed))
+    print('\n[slurm] planted failure: the job ran {:.1f} s, ended {:.1f} s after the failure (rc {}); resumed run '
+          '{:.1f} s'.format(job.elapsed, failfast_s, job.returncode, again.elapsed))
 
 
 @launching.on_torchrun_stacks('the Slurm routes above (the lost task and scancel are the launcher\'s, not the '
