@@ -15,6 +15,8 @@ from kradar_plugin.doctor.probes.script_facts import script_facts
 from .helpers import MACHINE_INDEPENDENT
 
 pytest.importorskip('torch')  # the light environment (numpy 2, no torch) runs tests/doctor too
+pytest.importorskip('mmcv.runner', reason='the loader probe builds 1.x configs through mmcv.runner (OpenMMLab 1.x '
+                                          'stacks; mmcv 2.x has none)')
 pytest.importorskip('mmdet.datasets')
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
