@@ -76,7 +76,18 @@ def _stack_corpus(stack):
             _write(python, folder)
         except AssertionError as exc:   # e.g. an environment still being built beside this run: its own run fails
             pytest.skip('{} cannot write its corpus now: {}'.format(stack, str(exc)[-500:]))
+        _prune(stack, folder)
     return folder, installed
+
+
+def _prune(stack, keep):
+    """The stack's corpora of earlier writers or installations."""
+    import re
+    pattern = re.compile(r'^{}-[0-9a-f]{{12}}$'.format(re.escape(stack.lstrip('.'))))
+    for name in os.listdir(CACHE):
+        path = os.path.join(CACHE, name)
+        if pattern.match(name) and path != keep:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _manifest(folder):
