@@ -28,7 +28,7 @@ case "$kind" in
   light) venv=${2:-.venv-light}; reqs="requirements/light.txt requirements/tests.txt requirements/runtime.txt setup.py" ;;
   echofusion) venv=${2:-.venv-echofusion}; reqs="requirements/echofusion-stack.txt requirements/echofusion-mmcv.txt requirements/echofusion-mmdet3d.txt requirements/echofusion-mmdet3d-runtime.txt tools/mmdet3d_cpu/include/* requirements/tests.txt requirements/runtime.txt tools/build_mmdet3d_cpu.py setup.py" ;;
   mm2)   venv=${2:-.venv-mm2};   reqs="requirements/mm2-stack.txt requirements/mm2-mmcv.txt requirements/mm2-mmdet3d.txt requirements/mm2-runtime.txt requirements/tests.txt requirements/runtime.txt setup.py" ;;
-  latest) venv=${2:-.venv-latest}; reqs="requirements/latest-stack.txt requirements/latest-mmcv.txt requirements/mm2-mmdet3d.txt requirements/mm2-runtime.txt requirements/tests.txt requirements/runtime.txt kradar_plugin/compat/mmdet3d_version_gate.py setup.py" ;;
+  latest) venv=${2:-.venv-latest}; reqs="requirements/latest-stack.txt requirements/latest-mmcv.txt requirements/latest-mmdet3d.txt requirements/mm2-runtime.txt requirements/tests.txt requirements/runtime.txt kradar_plugin/compat/mmdet3d_version_gate.py setup.py" ;;
   *) echo "usage: $0 full|light|mm2|echofusion|latest [VENV]" >&2; exit 2 ;;
 esac
 PY=${PYTHON:-python3}
@@ -135,15 +135,16 @@ if [ "$kind" = latest ]; then
   $pip install -q -r requirements/latest-stack.txt -r requirements/tests.txt
   install_mmcv requirements/latest-mmcv.txt onedl-mmcv
   $pip install -q "$(grep -E '^onedl-mmdetection==' requirements/latest-mmcv.txt)" -r requirements/latest-stack.txt
-  # mmdet3d 1.4.0 as in .venv-mm2 (no dependency resolution: see the file), then what its imports need
-  $pip install -q --no-deps --no-build-isolation -r requirements/mm2-mmdet3d.txt
+  # mmdet3d 1.4.0 as in .venv-mm2 but a trimesh without pkg_resources (no dependency resolution: see the file),
+  # then what its imports need
+  $pip install -q --no-deps --no-build-isolation -r requirements/latest-mmdet3d.txt
   $pip install -q -r requirements/mm2-runtime.txt -r requirements/latest-stack.txt
   $pip install -q --no-deps --no-build-isolation -e .
   # mmdet3d 1.4.0 asserts mmcv<2.2.0 and mmdet<3.4.0: the documented repair raises the two maxima it refuses
   "$venv/bin/python" -m kradar_plugin.compat.mmdet3d_version_gate
   "$venv/bin/python" - <<'PY'
 import numpy, torch, setuptools, mmengine, mmcv, mmcv._ext, mmdet, mmdet3d, numba
-import mmdet3d.models, mmdet3d.datasets, mmdet3d.evaluation  # noqa: F401  (mmdet3d's whole import chain)
+import mmdet3d.models, mmdet3d.datasets, mmdet3d.evaluation, mmdet3d.visualization  # noqa: F401  (its whole chain)
 print('[env] ready (latest): torch', torch.__version__, 'numpy', numpy.__version__, 'numba', numba.__version__,
       'setuptools', setuptools.__version__, 'mmengine', mmengine.__version__, 'mmcv', mmcv.__version__,
       'mmdet', mmdet.__version__, 'mmdet3d', mmdet3d.__version__)

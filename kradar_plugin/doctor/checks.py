@@ -39,7 +39,7 @@ CHECKS = (
           ('mmcv', 'torch')),
     Check('mmengine-torch', ('mmengine', 'torch'), rules.mmengine_torch, ('mmengine', 'torch')),
     Check('yapf', ('yapf',), rules.yapf, ('yapf', 'mmcv-full', 'mmcv', 'mmengine')),
-    Check('setuptools', ('setuptools',), rules.setuptools, ('setuptools', 'mmengine')),
+    Check('setuptools', ('setuptools',), rules.setuptools, ('setuptools', 'mmengine', 'trimesh')),
     Check('numpy-base', (), rules.numpy_base, ('numpy', 'numpy-base', 'numpy-runtime')),
     Check('torch-gpu', ('torch',), rules.torch_gpu, ('torch', 'torch-cuda', 'gpu-cc')),
     Check('mmcv-torch', ('mmcv-full',), rules.mmcv_torch, ('mmcv-full', 'mmcv-cuda', 'torch', 'torch-cuda')),

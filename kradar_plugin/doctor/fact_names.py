@@ -26,6 +26,7 @@ FACTS = (
     Fact('mmengine', 'probe', 'mmengine version'),
     Fact('yapf', 'probe', 'yapf version (formats configs in cfg.dump())'),
     Fact('setuptools', 'probe', 'setuptools version (82 on has no pkg_resources)'),
+    Fact('trimesh', 'probe', 'trimesh version (mmdet3d.visualization imports it; 2.x imports pkg_resources)'),
     Fact('providers', 'probe', "{fact: distribution} for a package installed by a fork, e.g. {'mmcv': "
                                "'onedl-mmcv'}: the fact holds the fork's version"),
     Fact('package-owners', 'probe', "{package: ['dist version', ...]} where a fork and another distribution "

@@ -11,8 +11,8 @@ from .cuda import CUDA_MIN_DRIVER, TORCH_CUDA_MAX_CC, driver_max_cuda, torch_cud
 from .launch import (DEFAULT_PG_TIMEOUT_S, NOFILE_MIN, SHM_NO_CONFIG_MIN, SHM_PER_WORKER_MIN,
                      SHM_PER_WORKER_OK, TORCH_EXIT_RELEASES_WRAPPERS, TORCH_LOCAL_RANK_DASH)
 from .mmcv_wheels import (MMCV_WHEEL_TORCH_MAX, MMENGINE_NEEDS_PKG_RESOURCES, SETUPTOOLS_WITHOUT_PKG_RESOURCES,
-                          UPSTREAM_MMCV_NEEDS_PKG_RESOURCES, mmcv_build_command, mmcv_index_serves,
-                          mmcv_wheel_findings)
+                          TRIMESH_WITHOUT_PKG_RESOURCES, UPSTREAM_MMCV_NEEDS_PKG_RESOURCES, mmcv_build_command,
+                          mmcv_index_serves, mmcv_wheel_findings)
 from .mmengine_torch import (MMENGINE_WEIGHTS_ONLY_FIXED, TORCH_WEIGHTS_ONLY_DEFAULT,
                              mmengine_torch_load_findings)
 from .numba import (DRIVER_SEGFAULT, NUMBA_CTK_LISTED_MAX, NUMBA_CUDA_DEPRECATED, NUMBA_DRIVER_580_FIX,
@@ -29,7 +29,8 @@ from .yapf import YAPF_FIXED_IN, YAPF_VERIFY_REMOVED, yapf_findings
 __all__ = ['MMDET3D_FIRST_MMENGINE', 'box_convention_findings', 'CUDA_MIN_DRIVER', 'TORCH_CUDA_MAX_CC',
            'driver_max_cuda', 'torch_cuda_max_cc', 'DEFAULT_PG_TIMEOUT_S', 'NOFILE_MIN', 'SHM_NO_CONFIG_MIN',
            'SHM_PER_WORKER_MIN', 'SHM_PER_WORKER_OK', 'TORCH_LOCAL_RANK_DASH', 'MMCV_WHEEL_TORCH_MAX',
-           'MMENGINE_NEEDS_PKG_RESOURCES', 'SETUPTOOLS_WITHOUT_PKG_RESOURCES', 'UPSTREAM_MMCV_NEEDS_PKG_RESOURCES',
+           'MMENGINE_NEEDS_PKG_RESOURCES', 'SETUPTOOLS_WITHOUT_PKG_RESOURCES', 'TRIMESH_WITHOUT_PKG_RESOURCES',
+           'UPSTREAM_MMCV_NEEDS_PKG_RESOURCES',
            'mmcv_build_command', 'mmcv_index_serves', 'mmcv_wheel_findings', 'MMENGINE_WEIGHTS_ONLY_FIXED',
            'TORCH_WEIGHTS_ONLY_DEFAULT', 'mmengine_torch_load_findings', 'DRIVER_SEGFAULT', 'NUMBA_CTK_LISTED_MAX',
            'NUMBA_CUDA_DEPRECATED', 'NUMBA_DRIVER_580_FIX', 'NUMBA_DTYPE_FIX', 'NUMBA_NUMPY2', 'NUMBA_SERIES',

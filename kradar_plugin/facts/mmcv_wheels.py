@@ -43,6 +43,10 @@ def mmcv_wheel_findings(mmcv, torch):
 SETUPTOOLS_WITHOUT_PKG_RESOURCES = '82'
 UPSTREAM_MMCV_NEEDS_PKG_RESOURCES = '2.2.0'     # the last upstream mmcv release
 MMENGINE_NEEDS_PKG_RESOURCES = '0.10.7'         # the last upstream mmengine release
+# trimesh 2.x imports pkg_resources at import (resources/__init__.py; 2.35.39, the pin of .venv-mm2); 3.9.43,
+# 3.15.2, 3.23.5 and 5.2.0 do not (read in their wheels, 2026-11-29). mmdet3d 1.x's visualization imports it,
+# and every runner mmdet3d builds imports that: its tools/train.py fails at the runner's build.
+TRIMESH_WITHOUT_PKG_RESOURCES = '3.9.43'
 
 
 def mmcv_build_command(dist, version, setuptools=None):

@@ -424,3 +424,13 @@ def test_setuptools_without_pkg_resources_and_upstream_mmengine():
 def test_numpy_2_4_removes_in1d_that_mmdet3d_calls():
     r = result(judge(None, machine=dict(LATEST, numpy='2.4.1')), 'mmdet3d-numpy')
     assert r.status == 'WARN' and 'np.in1d' in r.reason and r.fix == "pip install 'numpy<2.4'"
+
+
+def test_trimesh_2_without_pkg_resources_fails_mmdet3d_runners():
+    r = result(judge(None, machine=dict(LATEST, trimesh='2.35.39')), 'setuptools')
+    assert r.status == 'FAIL' and 'trimesh 2.35.39' in r.reason and 'mmdet3d 1.4.0' in r.reason
+    assert r.fix.startswith("pip install 'trimesh>=3.9.43'")
+    ok = result(judge(None, machine=dict(LATEST, trimesh='5.2.0')), 'setuptools')
+    assert ok.status == 'OK' and 'trimesh 5.2.0' in ok.reason
+    assert result(judge(None, machine=dict(LATEST, trimesh='2.35.39', setuptools='80.9.0')),
+                  'setuptools').status == 'OK'

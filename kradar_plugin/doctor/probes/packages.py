@@ -9,7 +9,7 @@ from ...facts.openmmlab import openmmlab_generation
 from ...facts.versions import normalize_name
 
 DISTRIBUTIONS = ('numba', 'numpy', 'torch', 'mmcv', 'mmcv-full', 'mmcv-lite', 'mmdet', 'mmdet3d', 'mmseg',
-                 'mmengine', 'yapf', 'numba-cuda', 'setuptools')
+                 'mmengine', 'yapf', 'numba-cuda', 'setuptools', 'trimesh')
 # Fact name -> distribution names to try, where they differ (mmseg is distributed as mmsegmentation).
 DISTRIBUTION_NAMES = {'mmseg': ('mmsegmentation', 'mmseg')}
 

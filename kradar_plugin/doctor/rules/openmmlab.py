@@ -93,24 +93,39 @@ def yapf(facts):
 
 
 def setuptools(facts):
-    """setuptools >= 82 has no pkg_resources: upstream mmengine <= 0.10.7 needs it for ``mmdet::`` config bases
-    (the mmcv sdists that need it to build are the mmcv-full and mmcv-range fix lines')."""
+    """setuptools >= 82 has no pkg_resources: trimesh 2.x imports it (mmdet3d's visualization, so every mmdet3d
+    runner), upstream mmengine <= 0.10.7 for ``mmdet::`` config bases (the mmcv sdists that need it to build are
+    the mmcv-full and mmcv-range fix lines')."""
     version = parse_version(facts['setuptools'])
     if version is None or version < F.SETUPTOOLS_WITHOUT_PKG_RESOURCES:
         return None
+    findings = []
+    trimesh = facts.get('trimesh')
+    if trimesh and parse_version(trimesh) is not None and parse_version(trimesh) < F.TRIMESH_WITHOUT_PKG_RESOURCES:
+        findings.append(Finding(
+            'FAIL' if facts.get('mmdet3d') else 'WARN',
+            'setuptools %s has no pkg_resources, which trimesh %s imports at import%s' % (
+                facts['setuptools'], trimesh, ": mmdet3d %s's visualization imports trimesh, and every runner "
+                "mmdet3d builds imports that (ModuleNotFoundError at the runner's build)" % facts['mmdet3d']
+                if facts.get('mmdet3d') else ''),
+            "pip install 'trimesh>=%s' (or 'setuptools<%s')" % (F.TRIMESH_WITHOUT_PKG_RESOURCES,
+                                                                 F.SETUPTOOLS_WITHOUT_PKG_RESOURCES)))
     mmengine = facts.get('mmengine')
     upstream = mmengine and 'mmengine' not in (facts.get('providers') or {})
     if upstream and parse_version(mmengine) is not None and \
             parse_version(mmengine) <= F.MMENGINE_NEEDS_PKG_RESOURCES:
-        return Finding('WARN', "setuptools %s has no pkg_resources, which mmengine %s imports to find an installed "
-                               "package's configs (utils/package_utils.py): a config whose _base_ names "
-                               "'mmdet::...' or 'mmdet3d::...' fails with ModuleNotFoundError"
-                       % (facts['setuptools'], mmengine),
-                       "pip install 'setuptools<%s' (or onedl-mmengine, the maintained fork, which does not need "
-                       "it)" % F.SETUPTOOLS_WITHOUT_PKG_RESOURCES)
+        findings.append(Finding(
+            'WARN', "setuptools %s has no pkg_resources, which mmengine %s imports to find an installed "
+                    "package's configs (utils/package_utils.py): a config whose _base_ names 'mmdet::...' or "
+                    "'mmdet3d::...' fails with ModuleNotFoundError" % (facts['setuptools'], mmengine),
+            "pip install 'setuptools<%s' (or onedl-mmengine, the maintained fork, which does not need it)"
+            % F.SETUPTOOLS_WITHOUT_PKG_RESOURCES))
+    if findings:
+        return findings
+    users = ['%s %s' % ((facts.get('providers') or {}).get(k, k), facts[k]) for k in ('mmengine', 'trimesh')
+             if facts.get(k)]
     return Finding('OK', 'setuptools %s (no pkg_resources): nothing installed here imports it at run time%s'
-                   % (facts['setuptools'], ' (%s %s does not)' % (
-                       (facts.get('providers') or {}).get('mmengine', 'mmengine'), mmengine) if mmengine else ''))
+                   % (facts['setuptools'], ' (%s: no)' % ', '.join(users) if users else ''))
 
 
 def package_owners(facts):
