@@ -91,7 +91,7 @@ def test_two_jobs_at_once_sweep_on_two_nodes_and_failing_eval_first(slurm_cluste
     sweep.start()
     failing.start()
     together = False
-    while sweep.running() or failing.running():
+    while any([sweep.running(), failing.running()]):   # each looks (and times its watched text) every time
         states = [set(j.cluster.jobs(j.name).values()) for j in (sweep, failing)]
         together = together or all('RUNNING' in s for s in states)
         time.sleep(0.5)
