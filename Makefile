@@ -4,11 +4,14 @@ VENV      ?= .venv
 LIGHT     ?= .venv-light
 GPUS      ?= 2
 # The numpy-only core: run on numpy 2 (.venv-light) and on EchoFusion's stack (whose `tests` holds it), not on .venv.
-CORE_TESTS = tests/ops tests/evaluation tests/files tests/doctor tests/distributed tests/test_py37_syntax.py tests/test_import_light.py tests/test_settings.py tests/test_layers.py
+CORE_TESTS = tests/ops tests/evaluation tests/files tests/loading tests/doctor tests/distributed tests/test_py37_syntax.py tests/test_import_light.py tests/test_settings.py tests/test_layers.py
 # The core's tests that judge the installed 1.x stack itself (they skip on .venv-light): also on .venv. (The
 # loader probe and pitfall tests run on EchoFusion's stack; on .venv the preflight launches meet the same pitfalls.)
 FRAMEWORK_CORE_TESTS = tests/doctor/test_current_environment.py tests/doctor/test_drift_in_environment.py \
-	tests/doctor/test_probes.py tests/distributed/test_group_teardown.py tests/evaluation/test_box_convention_mmdet3d.py
+	tests/doctor/test_probes.py tests/distributed/test_group_teardown.py tests/evaluation/test_box_convention_mmdet3d.py \
+	tests/loading tests/doctor/test_cuda_compile.py::test_this_numba_against_each_toolkit \
+	tests/doctor/test_cuda_compile.py::test_mmdet3d_kernels_are_found_where_that_version_keeps_them \
+	tests/doctor/test_cuda_compile.py::test_every_numba_row_says_where_its_cuda_facts_come_from
 # .venv's part of make test: every test folder and file but the core, plus the tests above.
 FULL_TESTS = $(filter-out $(CORE_TESTS) tests/fixtures tests/__pycache__,$(patsubst %/,%,$(wildcard tests/*/)) \
 	$(wildcard tests/test_*.py)) $(FRAMEWORK_CORE_TESTS)

@@ -49,13 +49,14 @@ MM2_TESTS=${MM2_TESTS:-tests/adapters/mmengine}
 # today's stack: the tests that launch nothing of the 2.0 adapters, the doctor and the core tests that judge the
 # installed stack (the numpy-only core is bounded by numpy 2.4 on .venv-light and 1.19 on EchoFusion's stack)
 M=tests/adapters/mmengine
-LATEST_TESTS=${LATEST_TESTS:-$M tests/doctor tests/distributed/test_group_teardown.py}
+LATEST_TESTS=${LATEST_TESTS:-$M tests/doctor tests/distributed/test_group_teardown.py tests/loading}
 # its launches: the routes whose torch code differs from torch 2.0.1 (docs/development.md), and mmdet3d 1.4's own
 # train.py on onedl-mmcv's compiled ops; the other 2.0 routes run on .venv-mm2
 LATEST_LAUNCHES=${LATEST_LAUNCHES:-$M/test_eval_only_launch.py::test_eval_only_one_and_two_processes_identical \
 $M/test_toy_launch.py::test_metric_failure_ends_the_job_with_its_traceback \
 $M/test_toy_launch.py::test_inference_failure_on_rank_1_is_blamed_on_rank_1 \
-$M/test_launch_routes.py $M/test_sweep_mm2.py::test_our_train_entry_checkpoints_flag}
+$M/test_launch_routes.py $M/test_sweep_mm2.py::test_our_train_entry_checkpoints_flag \
+$M/test_checkpoint_launch.py::test_payload_checkpoint_as_load_from_is_refused_and_never_runs}
 log_dir=${KRADAR_TEST_LOGS:-$root/work_dirs/test_logs}
 mkdir -p "$log_dir"
 t0=$(date +%s)
