@@ -9,7 +9,7 @@ from kradar_plugin import settings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # names that are output markers of the doctor's child processes or Python constants, not variables
-NOT_VARIABLES = {'KRADAR_COMPILE_JSON', 'KRADAR_DOCTOR_IMPORT', 'KRADAR_DOCTOR_IMPORT_BEGIN', 'KRADAR_DOCTOR_JSON',
+NOT_VARIABLES = {'KRADAR_COMPILE_JSON', 'KRADAR_CUDA_COMPILE', 'KRADAR_DOCTOR_IMPORT', 'KRADAR_DOCTOR_IMPORT_BEGIN', 'KRADAR_DOCTOR_JSON',
                  'KRADAR_LOADER_PROBE', 'KRADAR_CLASSES', 'KRADAR_KEYWORDS'}
 
 
