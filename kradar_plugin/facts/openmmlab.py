@@ -132,6 +132,12 @@ OPENMMLAB_STACKS = {
     2: "pip uninstall -y mmcv-full && pip install 'mmengine==0.10.7' 'mmcv==2.1.0' 'mmdet==3.3.0' "
        "'mmdet3d==1.4.0'",
 }
+# The 2.x stack that installs today (torch >= 2.6, setuptools >= 82: mmcv 2.1's sdist needs pkg_resources, mmengine
+# 0.10.7 cannot load a checkpoint): the pins of requirements/latest-*.txt (docs/development.md, .venv-latest)
+OPENMMLAB_TODAY = ("pip uninstall -y mmcv-full mmcv mmengine mmdet && pip install 'onedl-mmengine==0.10.12' "
+                   "'onedl-mmdetection==3.5.1' 'mmdet3d==1.4.0' && MMCV_WITH_OPS=1 pip install "
+                   "--no-build-isolation 'onedl-mmcv==2.3.6' && " + MMDET3D_GATE_REPAIR)
+TORCH_NEEDS_TODAYS_STACK = '2.6'
 
 
 def openmmlab_generation(package, version):
@@ -148,8 +154,9 @@ def openmmlab_generation(package, version):
     return None if first is None else (2 if v >= first else 1)
 
 
-def generation_mix_findings(versions):
-    """FAIL when ``versions`` ({package: version or None}) mixes OpenMMLab 1.x and 2.x packages."""
+def generation_mix_findings(versions, torch=None):
+    """FAIL when ``versions`` ({package: version or None}) mixes OpenMMLab 1.x and 2.x packages; the 2.x fix is
+    today's stack from torch 2.6 on."""
     gens = {1: [], 2: []}
     for package in ('mmcv-full', 'mmcv', 'mmcv-lite', 'mmdet', 'mmseg', 'mmdet3d'):
         gen = openmmlab_generation(package, versions.get(package))
@@ -157,8 +164,10 @@ def generation_mix_findings(versions):
             gens[gen].append('%s %s' % (package, versions[package]))
     if not gens[1] or not gens[2]:
         return []
+    new_torch = parse_version(torch) is not None and parse_version(torch) >= TORCH_NEEDS_TODAYS_STACK
+    today = OPENMMLAB_TODAY if new_torch else OPENMMLAB_STACKS[2]
     return [CheckResult('openmmlab-mix', 'FAIL',
                         'OpenMMLab 1.x (%s) and 2.x (%s) packages in one environment: 2.x packages import '
                         'mmengine and assert mmcv>=2.0.0rc*, 1.x ones import mmcv.runner/mmcv.parallel '
                         '(gone in mmcv 2)' % (', '.join(gens[1]), ', '.join(gens[2])),
-                        'pick one generation: 1.x: %s; or 2.x: %s' % (OPENMMLAB_STACKS[1], OPENMMLAB_STACKS[2]))]
+                        'pick one generation: 1.x: %s; or 2.x: %s' % (OPENMMLAB_STACKS[1], today))]

@@ -434,3 +434,12 @@ def test_trimesh_2_without_pkg_resources_fails_mmdet3d_runners():
     assert ok.status == 'OK' and 'trimesh 5.2.0' in ok.reason
     assert result(judge(None, machine=dict(LATEST, trimesh='2.35.39', setuptools='80.9.0')),
                   'setuptools').status == 'OK'
+
+
+def test_a_generation_mix_on_torch_2_6_or_later_is_sent_to_todays_stack():
+    mixed = dict(LATEST, **{'mmcv-full': '1.7.0', 'mmcv': None, 'providers': {}})
+    r = result(judge(None, machine=mixed), 'openmmlab-mix')
+    assert r.status == 'FAIL' and "'onedl-mmcv==2.3.6'" in r.fix and 'mmdet3d_version_gate' in r.fix
+    assert "'mmcv==2.1.0'" not in r.fix             # its sdist cannot build under setuptools >= 82
+    old = result(judge(None, machine=dict(mixed, torch='2.1.2')), 'openmmlab-mix')
+    assert "'mmcv==2.1.0'" in old.fix

@@ -67,7 +67,7 @@ def openmmlab_mix(facts):
     versions = dict((k, facts.get(k)) for k in ('mmcv-full', 'mmcv', 'mmcv-lite', 'mmdet', 'mmseg', 'mmdet3d'))
     if not any(versions.values()):
         return Finding('SKIP', 'no OpenMMLab package installed')
-    found = F.generation_mix_findings(versions)
+    found = F.generation_mix_findings(versions, facts.get('torch'))
     if found:
         return found
     providers = facts.get('providers') or {}
