@@ -126,15 +126,12 @@ def mmcv1_checkpoint(folder):
     return os.path.join(folder, 'mmcv1_epoch_1.pth')
 
 
-def mmengine_checkpoint(folder):
-    """An mmengine Runner's checkpoint after one epoch with EMAHook (None without mmengine)."""
-    try:
-        import mmengine  # noqa: F401
-        from mmengine.model import BaseModel
-        from mmengine.runner import Runner
-    except ImportError:
-        return None
+def mmengine_toy_runner(work_dir, metainfo, max_epochs, **kwargs):
+    """An mmengine Runner of a toy model (Linear + BatchNorm) on 8 samples whose dataset has ``metainfo``:
+    SGD with momentum, MultiStepLR, EMAHook, a checkpoint each epoch."""
     import torch
+    from mmengine.model import BaseModel
+    from mmengine.runner import Runner
     from torch.utils.data import Dataset
 
     class Toy(BaseModel):
@@ -147,26 +144,35 @@ def mmengine_checkpoint(folder):
             out = self.bn(self.linear(torch.stack(inputs) if isinstance(inputs, list) else inputs))
             return dict(loss=out.pow(2).mean()) if mode == 'loss' else [out]
 
-    from mmengine.config import ConfigDict
-
-    class Data(Dataset):            # a dataset's metainfo from a config is a ConfigDict: meta['dataset_meta']
-        metainfo = ConfigDict(classes=('Sedan', 'Bus or Truck'), palette=dict(Sedan=[0, 0, 255]))
-
+    class Data(Dataset):
         def __len__(self):
             return 8
 
         def __getitem__(self, index):
             return dict(inputs=torch.full((4,), float(index)), labels=0)
 
+    Data.metainfo = metainfo
+    return Runner(model=Toy(), work_dir=str(work_dir), default_scope='mmengine',
+                  train_dataloader=dict(dataset=Data(), sampler=dict(type='DefaultSampler', shuffle=False),
+                                        batch_size=4, collate_fn=dict(type='default_collate')),
+                  optim_wrapper=dict(optimizer=dict(type='SGD', lr=0.1, momentum=0.9)),
+                  param_scheduler=dict(type='MultiStepLR', milestones=[1]),
+                  train_cfg=dict(by_epoch=True, max_epochs=max_epochs),
+                  default_hooks=dict(checkpoint=dict(type='CheckpointHook', interval=1)),
+                  custom_hooks=[dict(type='EMAHook')], visualizer=dict(type='Visualizer', vis_backends=[]),
+                  **kwargs)
+
+
+def mmengine_checkpoint(folder):
+    """An mmengine Runner's checkpoint after one epoch with EMAHook (None without mmengine)."""
+    try:
+        from mmengine.config import ConfigDict
+    except ImportError:
+        return None
     work = os.path.join(folder, 'mmengine_work')
-    runner = Runner(model=Toy(), work_dir=work, default_scope='mmengine',
-                    train_dataloader=dict(dataset=Data(), sampler=dict(type='DefaultSampler', shuffle=False),
-                                          batch_size=4, collate_fn=dict(type='default_collate')),
-                    optim_wrapper=dict(optimizer=dict(type='SGD', lr=0.1, momentum=0.9)),
-                    param_scheduler=dict(type='MultiStepLR', milestones=[1]),
-                    train_cfg=dict(by_epoch=True, max_epochs=1),
-                    default_hooks=dict(checkpoint=dict(type='CheckpointHook', interval=1)),
-                    custom_hooks=[dict(type='EMAHook')], visualizer=dict(type='Visualizer', vis_backends=[]))
+    # a dataset's metainfo from a config is a ConfigDict: meta['dataset_meta']
+    runner = mmengine_toy_runner(work, ConfigDict(classes=('Sedan', 'Bus or Truck'),
+                                                  palette=dict(Sedan=[0, 0, 255])), max_epochs=1)
     runner.train()
     path = os.path.join(folder, 'mmengine_epoch_1.pth')
     os.replace(os.path.join(work, 'epoch_1.pth'), path)

@@ -17,7 +17,7 @@ from kradar_plugin.adapters.mmengine.checkpoint_loading import load_from_local  
 from kradar_plugin.distributed.checkpoint_report import CheckpointReadError  # noqa: E402
 from mmengine.runner.checkpoint import CheckpointLoader  # noqa: E402
 
-from tests.loading.corpus_writer import mmengine_checkpoint  # noqa: E402
+from tests.loading.corpus_writer import mmengine_checkpoint, mmengine_toy_runner  # noqa: E402
 from tests.loading.hostile_checkpoints import weights_with_payload  # noqa: E402
 
 
@@ -29,38 +29,8 @@ def runner_checkpoint(tmp_path_factory):
 
 def _runner(work_dir, **kwargs):
     """A Runner of the corpus writer's toy model, its first epoch already done by the checkpoint."""
-    from mmengine.model import BaseModel
-    from mmengine.runner import Runner
-    from torch.utils.data import Dataset
-
-    class Toy(BaseModel):
-        def __init__(self):
-            super(Toy, self).__init__()
-            self.linear = torch.nn.Linear(4, 2)
-            self.bn = torch.nn.BatchNorm1d(2)
-
-        def forward(self, inputs, labels=None, mode='loss'):
-            out = self.bn(self.linear(torch.stack(inputs) if isinstance(inputs, list) else inputs))
-            return dict(loss=out.pow(2).mean()) if mode == 'loss' else [out]
-
-    class Data(Dataset):
-        metainfo = dict(classes=('Sedan', 'Bus or Truck'))
-
-        def __len__(self):
-            return 8
-
-        def __getitem__(self, index):
-            return dict(inputs=torch.full((4,), float(index)), labels=0)
-
-    return Runner(model=Toy(), work_dir=str(work_dir), default_scope='mmengine',
-                  experiment_name='checkpoint_routes_{}'.format(abs(hash(str(work_dir)))),
-                  train_dataloader=dict(dataset=Data(), sampler=dict(type='DefaultSampler', shuffle=False),
-                                        batch_size=4, collate_fn=dict(type='default_collate')),
-                  optim_wrapper=dict(optimizer=dict(type='SGD', lr=0.1, momentum=0.9)),
-                  param_scheduler=dict(type='MultiStepLR', milestones=[1]),
-                  train_cfg=dict(by_epoch=True, max_epochs=2), custom_hooks=[dict(type='EMAHook')],
-                  default_hooks=dict(checkpoint=dict(type='CheckpointHook', interval=1)),
-                  visualizer=dict(type='Visualizer', vis_backends=[]), **kwargs)
+    return mmengine_toy_runner(work_dir, dict(classes=('Sedan', 'Bus or Truck')), max_epochs=2,
+                               experiment_name='checkpoint_routes_{}'.format(abs(hash(str(work_dir)))), **kwargs)
 
 
 def test_local_files_are_read_by_the_plugins_loader():
