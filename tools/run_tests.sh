@@ -186,35 +186,26 @@ stamp "the tests that launch nothing of every other part run in the background f
 # shellcheck disable=SC2086
 launches "1.x suite ($VENV)" "$VENV/bin/python" $FULL_TESTS
 
-stamp "waiting for the $VENV_EF build"
-if wait "$ef_build"; then
-  cat "$log_dir/env-echofusion.ended"; tail -n 1 "$log_dir/env-echofusion.log"
-  # shellcheck disable=SC2086
-  launches "EchoFusion stack suite ($VENV_EF)" "$VENV_EF/bin/python" $EF_TESTS
-else
-  tail -n 40 "$log_dir/env-echofusion.log"
-  failed+=("$VENV_EF build")
-fi
-
-stamp "waiting for the $VENV_MM2 build"
-if wait "$mm2_build"; then
-  cat "$log_dir/env-mm2.ended"; tail -n 1 "$log_dir/env-mm2.log"
-  # shellcheck disable=SC2086
-  launches "2.0 suite ($VENV_MM2)" "$VENV_MM2/bin/python" $MM2_TESTS
-else
-  tail -n 40 "$log_dir/env-mm2.log"
-  failed+=("$VENV_MM2 build")
-fi
-
-stamp "waiting for the $VENV_LATEST build"
-if wait "$latest_build"; then
-  cat "$log_dir/env-latest.ended"; tail -n 1 "$log_dir/env-latest.log"
-  # shellcheck disable=SC2086
-  launches "today's stack ($VENV_LATEST)" "$VENV_LATEST/bin/python" $LATEST_LAUNCHES
-else
-  tail -n 40 "$log_dir/env-latest.log"
-  failed+=("$VENV_LATEST build")
-fi
+# after_build KIND VENV PID NAME PATHS...: waits for KIND's background build (process PID), then runs NAME's
+# launches of PATHS in VENV; a failed build is recorded, with the end of its log
+after_build() {
+  local kind=$1 venv=$2 pid=$3 name=$4
+  shift 4
+  stamp "waiting for the $venv build"
+  if wait "$pid"; then
+    cat "$log_dir/env-$kind.ended"; tail -n 1 "$log_dir/env-$kind.log"
+    launches "$name" "$venv/bin/python" "$@"
+  else
+    tail -n 40 "$log_dir/env-$kind.log"
+    failed+=("$venv build")
+  fi
+}
+# shellcheck disable=SC2086
+after_build echofusion "$VENV_EF" "$ef_build" "EchoFusion stack suite ($VENV_EF)" $EF_TESTS
+# shellcheck disable=SC2086
+after_build mm2 "$VENV_MM2" "$mm2_build" "2.0 suite ($VENV_MM2)" $MM2_TESTS
+# shellcheck disable=SC2086
+after_build latest "$VENV_LATEST" "$latest_build" "today's stack ($VENV_LATEST)" $LATEST_LAUNCHES
 
 stamp "waiting for the tests that launch nothing in the background"
 wait "$queue"
