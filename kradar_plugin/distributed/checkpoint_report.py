@@ -72,8 +72,9 @@ def _framework_load(filename, map_location, logger, rank_tag):
     except (FileNotFoundError, PermissionError, IsADirectoryError):
         raise
     except Exception as exc:  # noqa: BLE001 - re-raised with the file named
-        raise CheckpointReadError((rank_tag + ' ' if rank_tag else '') + describe_read_error(filename, exc)) \
-            from None
+        first = str(exc).strip().splitlines()
+        raise CheckpointReadError('{}cannot read checkpoint {}: {}: {}'.format(
+            rank_tag + ' ' if rank_tag else '', filename, type(exc).__name__, first[0] if first else '')) from None
 
 
 def _is_tensor_like(value):

@@ -186,3 +186,12 @@ def test_not_a_checkpoint_dict(tmp_path):
     with pytest.raises(cr.CheckpointReadError, match="has no weights"):
         load_checked(ToyRegressor(), str(path))
     assert os.path.isfile(str(path))
+
+
+def test_a_uri_that_cannot_be_read_is_one_error_naming_it():
+    """A URI goes to the framework's CheckpointLoader; its failure (here: nothing listens on the port) is one
+    CheckpointReadError naming the URI and the error, like a local file's."""
+    uri = 'http://127.0.0.1:9/kradar_never_there_{}.pth'.format(os.getpid())
+    with pytest.raises(cr.CheckpointReadError, match=r'^\[rank 1\] cannot read checkpoint {}: \w+'.format(
+            uri.replace('.', r'\.'))):
+        cr.read_checkpoint(uri, rank_tag='[rank 1]')
